@@ -1,0 +1,525 @@
+/*
+ * tclprofInt.h --
+ *
+ *	Internal interfaces shared by tclprof's modules. Each module's file
+ *	name is its prefix: TpRing* lives in ring.c, TpSampler* in
+ *	unix/sampler.c, and so on. Only Tclprof_Init, Tclprof_SafeInit and
+ *	Tclprof_Unload are exported from the shared library.
+ *
+ * The data model.
+ *
+ *	A sample starts life in the signal handler as a *slot* of the ring:
+ *	a fixed-size record holding the raw C program counters (leaf first),
+ *	the trampoline frames (TclNRRunCallbacks) found among them with their
+ *	stack pointers and calibrated root register, and the raw Tcl frames
+ *	(innermost first) with their names copied as bytes. Nothing in a
+ *	slot needs a lock or a Tcl_Obj to be written.
+ *
+ *	Outside the handler, the drain (run by the sampler thread every few
+ *	milliseconds, and by the interp thread before any report) turns each
+ *	slot into a *stack*: an array of location ids, root first, where C
+ *	and Tcl frames are already merged in true calling order. Locations
+ *	are interned by identity: a C location by (module, offset), a Tcl
+ *	location by (type, name, file, line). Stacks are interned too, and
+ *	each keeps its sample count; a time-ordered log of (time, stack)
+ *	pairs keeps the order that timeline formats need.
+ *
+ *	Everything the user sees is a pure function of that profile: the
+ *	call tree (built on demand from the stacks, with self counts kept on
+ *	the nodes and totals derived), the flat view, and the exporters.
+ *	Symbolization of C locations happens when a report needs a name,
+ *	never in the handler and never while sampling is being drained.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#ifndef TCLPROF_INT_H
+#define TCLPROF_INT_H
+
+#include <tcl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#define TCLPROF_VERSION "0.1"
+
+/*
+ * Limits. Every loop in the handler is bounded by one of these.
+ */
+
+#define TP_MAX_DEPTH		1024	/* Hard cap for -maxdepth. */
+#define TP_DEFAULT_DEPTH	256	/* Default -maxdepth (C and Tcl frames). */
+#define TP_MAX_TRAMP		64	/* Trampoline frames recorded per slot. */
+#define TP_MIN_INTERVAL_US	50	/* Smallest -interval accepted: below it
+					 * the handler (0.5-20 us) and the drain
+					 * would take most of the CPU. */
+#define TP_MAX_INTERVAL_US	10000000
+#define TP_DEFAULT_INTERVAL_US	999	/* Non-round: avoids aliasing with
+					 * periodic work scheduled in ms. */
+#define TP_DEFAULT_BUFFER	4096	/* Slots: ~4 s at the default rate
+					 * even if the drain never ran. */
+#define TP_MIN_BUFFER		16
+#define TP_MAX_BUFFER		(1 << 20)
+#define TP_NAME_MAX		200	/* Longest Tcl name copied by the
+					 * handler; longer ones are cut. */
+
+/*
+ * Location kinds, as reports show them ("kind" key of -format dict).
+ */
+
+typedef enum {
+    TP_KIND_C = 0,		/* C function outside libtcl. */
+    TP_KIND_TCL = 1,		/* Tcl proc, command, method, lambda. */
+    TP_KIND_INTERNAL = 2	/* libtcl's own C functions and the
+				 * pseudo-frames ([truncated], ...). */
+} TpKind;
+
+/*
+ * Types of raw Tcl frames (TpTclRaw.type) and of Tcl locations.
+ */
+
+typedef enum {
+    TP_TCL_PROC = 0,		/* A proc body: name is ::ns::proc. */
+    TP_TCL_CMD = 1,		/* A command (C-implemented, or a
+				 * non-compiled Tcl command). */
+    TP_TCL_METHOD = 2,		/* TclOO method: "::Class method". */
+    TP_TCL_LAMBDA = 3,		/* apply lambda: "apply file:line". */
+    TP_TCL_CORO = 4,		/* Coroutine body marker: "coroutine name". */
+    TP_TCL_EVAL = 5,		/* Script level eval (uplevel, namespace
+				 * eval, source): name says which. */
+    TP_TCL_PSEUDO = 6		/* [truncated], [merge-mismatch], ... */
+} TpTclType;
+
+/*
+ * Slot flags.
+ */
+
+#define TP_SLOT_CTRUNC		0x01	/* C stack cut at -maxdepth. */
+#define TP_SLOT_TCLTRUNC	0x02	/* Tcl stack cut at -maxdepth. */
+#define TP_SLOT_UNWERR		0x04	/* libunwind failed part way. */
+#define TP_SLOT_TCLERR		0x08	/* Tcl walk hit an invalid pointer. */
+#define TP_SLOT_NOTCL		0x10	/* No Tcl stack was captured. */
+#define TP_SLOT_CURSOR		0x20	/* The slow (cursor) unwind was used. */
+
+/*
+ * One Tcl frame as the handler copies it. The name bytes live in the
+ * slot's string area (nameOff, nameLen); so does the file name.
+ *
+ * anchor links the frame to the C stack:
+ *   frames mode: the NRE root callback (TEOV_callback *) current when the
+ *     frame's code was running; a trampoline frame whose calibrated
+ *     register holds a root at or below it owns the frame;
+ *   trace mode: the stack address recorded by the enter trace
+ *     (__builtin_frame_address + delta), equal to the SP of the owning
+ *     TclNRRunCallbacks frame;
+ *   0: unknown (the frame follows the previous one).
+ */
+
+typedef struct TpTclRaw {
+    uintptr_t key;		/* Identity for de-duplication (Proc *,
+				 * Command *); never dereferenced after the
+				 * handler returns. */
+    uintptr_t anchor;		/* See above. */
+    int32_t line;		/* Line of the call site in file, or 0. */
+    uint16_t nameOff;		/* Offset of the name in the string area. */
+    uint16_t nameLen;		/* Its length in bytes (no NUL). */
+    uint16_t fileOff;		/* Same for the file, fileLen 0 if none. */
+    uint16_t fileLen;
+    uint8_t type;		/* TpTclType. */
+    uint8_t flags;		/* TP_RAW_* */
+    uint16_t spare;
+} TpTclRaw;
+
+#define TP_RAW_LEAF		0x01	/* The running leaf (bytecode running
+					 * inline; line unknown). */
+
+/*
+ * One trampoline frame (TclNRRunCallbacks) found on the C stack.
+ */
+
+typedef struct TpTramp {
+    uint32_t index;		/* Index in pc[] (0 = leaf). */
+    uint32_t spare;
+    uintptr_t sp;		/* Stack pointer of that frame. */
+    uintptr_t root;		/* Calibrated register's value there. */
+} TpTramp;
+
+/*
+ * Slot header. The arrays follow it in the slot; their capacities are the
+ * ring's (TpRing.maxPc, maxTcl, strBytes); TpSlotPcs() and friends
+ * compute their addresses.
+ */
+
+typedef struct TpSlot {
+    uint64_t timeNs;		/* CLOCK_MONOTONIC at sample time. */
+    uint32_t tid;		/* Kernel thread id sampled. */
+    uint32_t handlerNs;		/* Time spent in the handler. */
+    uint16_t nPc;		/* Valid entries of pc[]. */
+    uint16_t nTramp;		/* Valid entries of tramp[]. */
+    uint16_t nTcl;		/* Valid entries of tcl[]. */
+    uint16_t strUsed;		/* Bytes used in the string area. */
+    uint16_t flags;		/* TP_SLOT_* */
+    uint16_t mode;		/* TpMode the Tcl frames were taken in. */
+    uint32_t spare;
+} TpSlot;
+
+/*
+ * The ring: single producer (the handler on one thread), single consumer
+ * (the drain, under the session lock). head and tail only grow; slot i is
+ * at (i % nSlots). The producer reserves by reading tail, writes, then
+ * publishes with a release store of head.
+ */
+
+typedef struct TpRing {
+    char *mem;			/* nSlots * slotSize bytes, pre-faulted. */
+    size_t memSize;		/* For munmap. */
+    size_t slotSize;		/* Bytes per slot, 64-byte aligned. */
+    uint32_t nSlots;
+    uint32_t maxPc;		/* Capacity of pc[] in each slot. */
+    uint32_t maxTcl;		/* Capacity of tcl[]. */
+    uint32_t strBytes;		/* Capacity of the string area. */
+    size_t offPc, offTramp, offTcl, offStr;
+				/* Offsets of the arrays in a slot. */
+    uint64_t head;		/* Written by the handler (atomic). */
+    uint64_t tail;		/* Written by the drain (atomic). */
+    uint64_t dropped;		/* Handler: samples lost to a full ring. */
+} TpRing;
+
+MODULE_SCOPE int	TpRingInit(TpRing *ring, uint32_t nSlots, uint32_t maxDepth);
+MODULE_SCOPE void	TpRingFree(TpRing *ring);
+MODULE_SCOPE TpSlot *	TpRingReserve(TpRing *ring);
+MODULE_SCOPE void	TpRingCommit(TpRing *ring);
+MODULE_SCOPE TpSlot *	TpRingPeek(TpRing *ring);
+MODULE_SCOPE void	TpRingRelease(TpRing *ring);
+
+static inline uintptr_t *
+TpSlotPcs(const TpRing *r, TpSlot *s) { return (uintptr_t *)((char *)s + r->offPc); }
+static inline TpTramp *
+TpSlotTramps(const TpRing *r, TpSlot *s) { return (TpTramp *)((char *)s + r->offTramp); }
+static inline TpTclRaw *
+TpSlotTcl(const TpRing *r, TpSlot *s) { return (TpTclRaw *)((char *)s + r->offTcl); }
+static inline char *
+TpSlotStr(const TpRing *r, TpSlot *s) { return (char *)s + r->offStr; }
+
+/*
+ * Copies len bytes of src into the slot's string area and fills *off and
+ * *outLen; cuts at TP_NAME_MAX and at the area's end. Signal-safe.
+ */
+
+MODULE_SCOPE int	TpSlotPutStr(const TpRing *r, TpSlot *s, const char *src,
+			    size_t len, uint16_t *off, uint16_t *outLen);
+
+/*
+ * How the Tcl stack is known (see DESIGN.md).
+ */
+
+typedef enum {
+    TP_MODE_NONE = 0,		/* C frames only. */
+    TP_MODE_FRAMES = 1,		/* Read the interpreter's frame chains. */
+    TP_MODE_TRACE = 2		/* Tcl_CreateObjTrace shadow stack. */
+} TpMode;
+
+typedef enum {
+    TP_CLOCK_WALL = 0,
+    TP_CLOCK_CPU = 1
+} TpClock;
+
+/*
+ * ----------------------------------------------------------------------
+ * Modules and symbols (unix/symbol.c).
+ *
+ * A module is a loaded ELF object. C locations are (module, offset) with
+ * offset = pc - load bias, i.e. the address the ELF file itself uses, so
+ * the same function has the same key whatever ASLR did.
+ * ----------------------------------------------------------------------
+ */
+
+typedef struct TpSymtab TpSymtab;	/* Opaque: a module's sorted symbols. */
+
+typedef struct TpModule {
+    char *path;			/* File name as the loader knows it ("" for
+				 * the main program: /proc/self/exe used). */
+    char *shortName;		/* Basename, for module+0xoff names. */
+    uintptr_t bias;		/* Load bias (dlpi_addr). */
+    uintptr_t lo, hi;		/* Lowest and highest mapped address of
+				 * executable segments [lo, hi). */
+    int isTcl;			/* It is libtcl: its frames are internal. */
+    TpSymtab *syms;		/* Loaded on first use; NULL before. */
+    int symsTried;		/* Loading was attempted. */
+} TpModule;
+
+typedef struct TpModules {
+    TpModule *mods;
+    int nMods;
+    int capMods;
+} TpModules;
+
+MODULE_SCOPE int	TpModulesScan(TpModules *mt);
+MODULE_SCOPE int	TpModulesFind(TpModules *mt, uintptr_t pc, uintptr_t *offset);
+MODULE_SCOPE void	TpModulesFree(TpModules *mt);
+
+/*
+ * Resolves (module, offset) to the function containing it. Returns 1 and
+ * fills *name (owned by the symbol table), *start and *size only when the
+ * symbol's [start, start+size) contains offset; 0 otherwise.
+ */
+
+MODULE_SCOPE int	TpSymbolLookup(TpModule *mod, uintptr_t offset,
+			    const char **name, uintptr_t *start, uintptr_t *size);
+
+/*
+ * Optional: a static archive built from the same objects as a stripped
+ * shared library (Debian's libtcl8.6.a) lends its local symbols to it.
+ */
+
+MODULE_SCOPE void	TpSymbolSetArchive(const char *soName, const char *archivePath);
+
+/*
+ * ----------------------------------------------------------------------
+ * Unwinding (unix/unwind.c).
+ * ----------------------------------------------------------------------
+ */
+
+typedef struct TpUnwindConfig {
+    uintptr_t trampLo, trampHi;	/* [start, end) of TclNRRunCallbacks. */
+    int rootReg;		/* libunwind register number holding the NRE
+				 * root in trampoline frames, or -1. */
+    int wantTrampRegs;		/* Mode needs SP/root of every trampoline. */
+} TpUnwindConfig;
+
+MODULE_SCOPE int	TpUnwindInit(void);
+MODULE_SCOPE void	TpUnwindWarm(void);
+MODULE_SCOPE void	TpUnwindSignal(const TpUnwindConfig *cfg, void *ucontext,
+			    const TpRing *ring, TpSlot *slot);
+
+/*
+ * ----------------------------------------------------------------------
+ * Tcl stacks: frames mode (interp.c: the one file that reads Tcl's
+ * internals) and trace mode (trace.c).
+ * ----------------------------------------------------------------------
+ */
+
+typedef struct TpTraceState TpTraceState;
+
+/* interp.c */
+MODULE_SCOPE const char *TpInterpCheck(void);	/* NULL if frames mode can run
+						 * on this Tcl, else why not. */
+MODULE_SCOPE void	TpInterpCapture(Tcl_Interp *interp, const TpRing *ring,
+			    TpSlot *slot);	/* Signal-safe. */
+MODULE_SCOPE int	TpInterpCalibrate(Tcl_Interp *interp, int *regOut,
+			    Tcl_Obj **whyPtr);
+MODULE_SCOPE uintptr_t	TpInterpCurrentRoot(Tcl_Interp *interp);
+MODULE_SCOPE int	TpInterpNumLevels(Tcl_Interp *interp);
+MODULE_SCOPE void *	TpInterpCoroutine(Tcl_Interp *interp, int *baseLevel);
+						/* Running coroutine (or NULL)
+						 * and its auxNumLevels. */
+MODULE_SCOPE void	TpInterpCommandProcs(Tcl_Interp *interp,
+			    void (*fn)(void *cd, const char *name, uintptr_t objProc),
+			    void *cd);	/* Every command's objProc, to name
+					 * C command frames. */
+
+/* trace.c */
+MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t spDelta);
+MODULE_SCOPE void	TpTraceStop(TpTraceState *ts);
+MODULE_SCOPE void	TpTraceCapture(TpTraceState *ts, Tcl_Interp *interp,
+			    const TpRing *ring, TpSlot *slot);	/* Signal-safe. */
+MODULE_SCOPE Tcl_Obj *	TpTraceCalls(TpTraceState *ts);	/* {name count ...} */
+MODULE_SCOPE Tcl_Obj *	TpTraceEdges(TpTraceState *ts);	/* {caller callee count ...} */
+
+/*
+ * ----------------------------------------------------------------------
+ * The profile (profile.c): interned locations and stacks, sample log.
+ * Guarded by the session's lock.
+ * ----------------------------------------------------------------------
+ */
+
+typedef struct TpLoc {
+    uint8_t kind;		/* TpKind. */
+    uint8_t type;		/* TpTclType for Tcl locations. */
+    uint8_t resolved;		/* C: name lookup done. */
+    uint8_t isCaller;		/* C: pc is a return address (lookup at
+				 * offset - 1). */
+    int module;			/* C: index in the module table; -1 if the
+				 * pc was in no known module. */
+    uintptr_t offset;		/* C: pc - bias (or the raw pc if module
+				 * is -1). */
+    char *name;			/* Tcl: the name; C: symbol name once
+				 * resolved, or "module+0xoff". Owned. */
+    char *file;			/* Source file or NULL. Owned. */
+    int line;			/* Line in file, 0 if unknown. */
+    uintptr_t symStart;		/* C: function start offset once resolved;
+				 * locations of one function share it. */
+    int func;			/* Index of the function (report time). */
+} TpLoc;
+
+typedef struct TpStack {
+    uint32_t first;		/* Index of the first location id in the
+				 * profile's id pool (root first). */
+    uint32_t depth;
+    uint64_t count;		/* Samples with exactly this stack. */
+    uint32_t tid;		/* Thread it was sampled on. */
+    uint32_t hash;
+} TpStack;
+
+typedef struct TpLogEntry {
+    uint64_t timeNs;
+    uint32_t stack;
+    uint32_t tid;
+} TpLogEntry;
+
+typedef struct TpHash TpHash;	/* Opaque open-addressing table. */
+
+typedef struct TpProfile {
+    TpModules modules;
+    TpLoc *locs;  uint32_t nLocs, capLocs;
+    TpHash *locIndex;
+    uint32_t *pool; size_t nPool, capPool;
+				/* Location ids of all stacks. */
+    TpStack *stacks; uint32_t nStacks, capStacks;
+    TpHash *stackIndex;
+    TpLogEntry *log; size_t nLog, capLog;
+    uint64_t samples;		/* Samples aggregated. */
+    uint64_t truncated;		/* ... flagged truncated. */
+    uint64_t unwindErrors;
+    uint64_t mergeMismatch;
+    uint64_t handlerNsSum;
+    uint64_t handlerNsMax;
+    uint64_t firstNs, lastNs;	/* Time of first and last sample. */
+} TpProfile;
+
+MODULE_SCOPE TpProfile *TpProfileNew(void);
+MODULE_SCOPE void	TpProfileFree(TpProfile *p);
+MODULE_SCOPE uint32_t	TpProfileCLoc(TpProfile *p, uintptr_t pc, int isCaller);
+MODULE_SCOPE uint32_t	TpProfileTclLoc(TpProfile *p, int type, const char *name,
+			    size_t nameLen, const char *file, size_t fileLen, int line);
+MODULE_SCOPE uint32_t	TpProfilePseudoLoc(TpProfile *p, const char *name);
+MODULE_SCOPE void	TpProfileAddStack(TpProfile *p, const uint32_t *ids,
+			    uint32_t depth, uint32_t tid, uint64_t timeNs);
+MODULE_SCOPE void	TpProfileResolve(TpProfile *p, int showInternals);
+MODULE_SCOPE const uint32_t *TpProfileStackIds(const TpProfile *p, uint32_t stack);
+
+/*
+ * ----------------------------------------------------------------------
+ * Merging a slot into a stack (merge.c).
+ * ----------------------------------------------------------------------
+ */
+
+MODULE_SCOPE void	TpMergeSlot(TpProfile *p, const TpRing *ring, TpSlot *slot,
+			    const TpUnwindConfig *cfg);
+
+/*
+ * ----------------------------------------------------------------------
+ * The session (session.c): one profiler run in this process. Signals
+ * are process-wide, so there is at most one session at a time.
+ * ----------------------------------------------------------------------
+ */
+
+typedef struct TpOptions {
+    int intervalUs;
+    TpClock clock;
+    int maxDepth;
+    int bufferSlots;
+    TpMode mode;		/* Requested mode (NONE = default). */
+} TpOptions;
+
+typedef struct TpSession TpSession;
+
+MODULE_SCOPE void	TpOptionsDefault(TpOptions *o);
+MODULE_SCOPE int	TpSessionStart(Tcl_Interp *interp, const TpOptions *o);
+MODULE_SCOPE int	TpSessionStop(Tcl_Interp *interp);
+MODULE_SCOPE int	TpSessionReset(Tcl_Interp *interp);
+MODULE_SCOPE int	TpSessionRunning(void);
+MODULE_SCOPE Tcl_Obj *	TpSessionStatus(void);
+MODULE_SCOPE int	TpSessionOwnedBy(Tcl_Interp *interp);
+MODULE_SCOPE void	TpSessionInterpGone(Tcl_Interp *interp);
+
+/*
+ * Calls fn with the profile, drained and locked, and returns its result.
+ * The profile must not be kept after fn returns.
+ */
+
+MODULE_SCOPE int	TpSessionWithProfile(Tcl_Interp *interp,
+			    int (*fn)(Tcl_Interp *, TpProfile *, void *), void *cd);
+
+/* Called by the sampler thread. */
+MODULE_SCOPE void	TpSessionDrain(TpSession *s);
+
+/*
+ * ----------------------------------------------------------------------
+ * The sampler and the handler (unix/sampler.c, unix/signal.c).
+ * ----------------------------------------------------------------------
+ */
+
+/* Per-thread state the handler reads, reached through one TLS pointer. */
+typedef struct TpThreadState {
+    volatile int active;	/* 1 while samples are wanted (interp
+				 * thread writes). */
+    volatile int inHandler;	/* Recursion guard and stop protocol. */
+    TpRing *ring;		/* Ring of this thread. */
+    Tcl_Interp *interp;		/* Interp whose Tcl stack is captured. */
+    TpMode mode;
+    TpTraceState *trace;	/* Trace mode's shadow stack. */
+    TpUnwindConfig unwind;
+    uint32_t tid;
+    uint64_t handlerNsMax;	/* Handler-written statistics. */
+    uint64_t handlerNsSum;
+    uint64_t handled;
+} TpThreadState;
+
+MODULE_SCOPE TpThreadState *TpThreadStateGet(void);	/* Creates it. */
+MODULE_SCOPE int	TpSignalInstall(Tcl_Obj **errPtr);
+MODULE_SCOPE void	TpSignalRestore(void);
+MODULE_SCOPE void	TpSignalQuiesce(TpThreadState *ts);
+
+typedef struct TpSampler TpSampler;
+MODULE_SCOPE TpSampler *TpSamplerStart(TpSession *s, pthread_t target, uint32_t tid,
+			    const TpOptions *o, Tcl_Obj **errPtr);
+MODULE_SCOPE void	TpSamplerStop(TpSampler *sp);
+MODULE_SCOPE void	TpSamplerPause(int pause);
+
+/*
+ * ----------------------------------------------------------------------
+ * Reports (tree.c, report.c).
+ * ----------------------------------------------------------------------
+ */
+
+typedef struct TpReportOptions {
+    int showInternals;
+    int maxDepth;		/* 0 = unlimited. */
+    double thresholdPct;	/* Hide nodes below this % of all samples. */
+} TpReportOptions;
+
+typedef struct TpNode {
+    uint32_t func;		/* Function index (TpLoc.func). */
+    uint64_t self;
+    uint64_t total;
+    struct TpNode *firstChild;
+    struct TpNode *nextSibling;
+} TpNode;
+
+typedef struct TpTree {
+    TpNode *root;		/* A synthetic root; its children are the
+				 * real roots. */
+    uint64_t samples;
+    uint32_t *funcLoc;		/* func -> a representative location. */
+    uint32_t nFuncs;
+} TpTree;
+
+MODULE_SCOPE TpTree *	TpTreeBuild(TpProfile *p, const TpReportOptions *o);
+MODULE_SCOPE void	TpTreeFree(TpTree *t);
+MODULE_SCOPE int	TpReportText(Tcl_Interp *interp, TpProfile *p, TpTree *t,
+			    const TpReportOptions *o);
+MODULE_SCOPE int	TpReportDict(Tcl_Interp *interp, TpProfile *p, TpTree *t,
+			    const TpReportOptions *o);
+
+/*
+ * Small helpers (util.c).
+ */
+
+MODULE_SCOPE uint64_t	TpNowNs(void);
+MODULE_SCOPE uint32_t	TpGetTid(void);
+MODULE_SCOPE void	TpSetError(Tcl_Interp *interp, const char *code1,
+			    const char *code2, const char *fmt, ...);
+MODULE_SCOPE const char *TpKindName(int kind);
+
+#endif /* TCLPROF_INT_H */

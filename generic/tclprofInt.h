@@ -300,6 +300,7 @@ MODULE_SCOPE void	TpUnwindSignal(const TpUnwindConfig *cfg, void *ucontext,
  */
 
 typedef struct TpTraceState TpTraceState;
+typedef struct TpProfile TpProfile;
 
 /* interp.c */
 MODULE_SCOPE const char *TpInterpCheck(void);	/* NULL if frames mode can run
@@ -319,12 +320,11 @@ MODULE_SCOPE void	TpInterpCommandProcs(Tcl_Interp *interp,
 					 * C command frames. */
 
 /* trace.c */
-MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t spDelta);
-MODULE_SCOPE void	TpTraceStop(TpTraceState *ts);
+MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,
+			    uintptr_t trampHi);
+MODULE_SCOPE void	TpTraceStop(TpTraceState *ts, TpProfile *p);
 MODULE_SCOPE void	TpTraceCapture(TpTraceState *ts, Tcl_Interp *interp,
 			    const TpRing *ring, TpSlot *slot);	/* Signal-safe. */
-MODULE_SCOPE Tcl_Obj *	TpTraceCalls(TpTraceState *ts);	/* {name count ...} */
-MODULE_SCOPE Tcl_Obj *	TpTraceEdges(TpTraceState *ts);	/* {caller callee count ...} */
 
 /*
  * ----------------------------------------------------------------------
@@ -369,7 +369,19 @@ typedef struct TpLogEntry {
 
 typedef struct TpHash TpHash;	/* Opaque open-addressing table. */
 
-typedef struct TpProfile {
+/*
+ * Exact call counts from trace mode: one record per callee (caller NULL)
+ * and one per caller->callee edge.
+ */
+
+typedef struct TpCalls {
+    char *callee;		/* Owned. */
+    char *caller;		/* Owned, or NULL for the callee's total. */
+    int type;			/* TpTclType of the callee. */
+    uint64_t count;
+} TpCalls;
+
+struct TpProfile {
     TpModules modules;
     TpLoc *locs;  uint32_t nLocs, capLocs;
     TpHash *locIndex;
@@ -385,7 +397,9 @@ typedef struct TpProfile {
     uint64_t handlerNsSum;
     uint64_t handlerNsMax;
     uint64_t firstNs, lastNs;	/* Time of first and last sample. */
-} TpProfile;
+    TpCalls *calls; uint32_t nCalls, capCalls;
+    TpHash *callIndex;		/* Exact call counts (trace mode). */
+};
 
 MODULE_SCOPE TpProfile *TpProfileNew(void);
 MODULE_SCOPE void	TpProfileFree(TpProfile *p);
@@ -395,7 +409,8 @@ MODULE_SCOPE uint32_t	TpProfileTclLoc(TpProfile *p, int type, const char *name,
 MODULE_SCOPE uint32_t	TpProfilePseudoLoc(TpProfile *p, const char *name);
 MODULE_SCOPE void	TpProfileAddStack(TpProfile *p, const uint32_t *ids,
 			    uint32_t depth, uint32_t tid, uint64_t timeNs);
-MODULE_SCOPE void	TpProfileResolve(TpProfile *p, int showInternals);
+MODULE_SCOPE void	TpProfileAddCalls(TpProfile *p, const char *callee, int type,
+			    const char *caller, uint64_t count);
 MODULE_SCOPE const uint32_t *TpProfileStackIds(const TpProfile *p, uint32_t stack);
 
 /*
@@ -419,7 +434,8 @@ typedef struct TpOptions {
     TpClock clock;
     int maxDepth;
     int bufferSlots;
-    TpMode mode;		/* Requested mode (NONE = default). */
+    TpMode mode;		/* Requested mode... */
+    int modeGiven;		/* ... if -mode was given; else default. */
 } TpOptions;
 
 typedef struct TpSession TpSession;
@@ -428,10 +444,10 @@ MODULE_SCOPE void	TpOptionsDefault(TpOptions *o);
 MODULE_SCOPE int	TpSessionStart(Tcl_Interp *interp, const TpOptions *o);
 MODULE_SCOPE int	TpSessionStop(Tcl_Interp *interp);
 MODULE_SCOPE int	TpSessionReset(Tcl_Interp *interp);
-MODULE_SCOPE int	TpSessionRunning(void);
-MODULE_SCOPE Tcl_Obj *	TpSessionStatus(void);
-MODULE_SCOPE int	TpSessionOwnedBy(Tcl_Interp *interp);
-MODULE_SCOPE void	TpSessionInterpGone(Tcl_Interp *interp);
+MODULE_SCOPE int	TpSessionRunning(Tcl_Interp *interp);
+MODULE_SCOPE Tcl_Obj *	TpSessionStatus(Tcl_Interp *interp);
+MODULE_SCOPE void	TpSessionInfo(Tcl_Interp *interp, const char **modePtr,
+			    int *intervalPtr, const char **clockPtr);
 
 /*
  * Calls fn with the profile, drained and locked, and returns its result.
@@ -489,24 +505,47 @@ typedef struct TpReportOptions {
     double thresholdPct;	/* Hide nodes below this % of all samples. */
 } TpReportOptions;
 
+/*
+ * A function: what a tree node stands for. Locations of one function (a
+ * C function's many return addresses, a proc's many call-site lines)
+ * share it. Built at report time, when C locations are symbolized.
+ */
+
+typedef struct TpFunc {
+    uint8_t kind;		/* TpKind. */
+    uint8_t type;		/* TpTclType for Tcl functions. */
+    int module;			/* C: module index, else -1. */
+    char *name;			/* Owned. */
+    const char *file;		/* Borrowed from a location, or NULL. */
+    int line;			/* Lowest line seen, 0 if unknown. */
+    uintptr_t addr;		/* C: absolute start address, 0 if unknown. */
+    int cmdFunc;		/* C function that implements a Tcl command:
+				 * that command's function, else -1. */
+} TpFunc;
+
 typedef struct TpNode {
-    uint32_t func;		/* Function index (TpLoc.func). */
-    uint64_t self;
-    uint64_t total;
+    uint32_t func;		/* Index in the tree's funcs. */
+    uint64_t self;		/* Samples whose leaf is this node. */
+    uint64_t total;		/* self + children's totals (derived). */
     struct TpNode *firstChild;
     struct TpNode *nextSibling;
 } TpNode;
 
 typedef struct TpTree {
-    TpNode *root;		/* A synthetic root; its children are the
-				 * real roots. */
-    uint64_t samples;
-    uint32_t *funcLoc;		/* func -> a representative location. */
+    TpNode *root;		/* Synthetic root: its children are the real
+				 * roots; its total is all samples. */
+    TpFunc *funcs;
     uint32_t nFuncs;
+    uint32_t *locFunc;		/* Location id -> function index. */
+    void *arena;		/* Node storage. */
 } TpTree;
 
-MODULE_SCOPE TpTree *	TpTreeBuild(TpProfile *p, const TpReportOptions *o);
+MODULE_SCOPE TpTree *	TpTreeBuild(Tcl_Interp *interp, TpProfile *p,
+			    const TpReportOptions *o);
 MODULE_SCOPE void	TpTreeFree(TpTree *t);
+MODULE_SCOPE uint32_t	TpTreeStackFuncs(const TpTree *t, const TpProfile *p,
+			    uint32_t stack, const TpReportOptions *o,
+			    uint32_t *out);
 MODULE_SCOPE int	TpReportText(Tcl_Interp *interp, TpProfile *p, TpTree *t,
 			    const TpReportOptions *o);
 MODULE_SCOPE int	TpReportDict(Tcl_Interp *interp, TpProfile *p, TpTree *t,

@@ -1,0 +1,647 @@
+/*
+ * profile.c --
+ *
+ *	The profile: interned locations, interned stacks with their counts,
+ *	and the time-ordered sample log. This is what the drain writes and
+ *	what every report and exporter reads (see the data model in
+ *	tclprofInt.h). It is plain C with its own hash tables because the
+ *	drain runs on the sampler thread, where no Tcl_Obj may be touched.
+ *
+ *	Locations are interned by identity: C ones by (module, offset,
+ *	caller-ness), so ASLR does not split them; Tcl ones by (type, name,
+ *	file, line). Stacks are interned by (thread, location ids) and keep a
+ *	count; the log keeps (time, stack, thread) for timeline formats and
+ *	is bounded (TP_LOG_MAX): past it, counts stay exact but the timeline
+ *	stops growing.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define TP_LOG_MAX	(16u * 1024 * 1024)	/* 256 MB of timeline. */
+
+/*
+ * An open-addressing table of ids. The caller supplies the hash and an
+ * equality test against a stored id, so one table type serves both
+ * locations and stacks without copying keys.
+ */
+
+struct TpHash {
+    uint32_t *slots;		/* id + 1, or 0 for empty. */
+    uint32_t *hashes;		/* Full hash of each slot's key. */
+    size_t cap;			/* Power of two. */
+    size_t used;
+};
+
+typedef int (TpEqProc)(const TpProfile *p, uint32_t id, const void *key);
+
+static TpHash *	HashNew(void);
+static void	HashFree(TpHash *h);
+static int	HashFind(const TpProfile *p, TpHash *h, uint32_t hash,
+		    TpEqProc *eq, const void *key, uint32_t *idPtr);
+static void	HashInsert(TpHash *h, uint32_t hash, uint32_t id);
+static void *	Grow(void *ptr, size_t *cap, size_t need, size_t elemSize);
+
+/*
+ * FNV-1a over bytes, then mixed: adequate for ids and short names.
+ */
+
+static uint32_t
+HashBytes(
+    uint32_t h,
+    const void *data,
+    size_t len)
+{
+    const unsigned char *b = data;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+	h = (h ^ b[i]) * 16777619u;
+    }
+    return h;
+}
+
+static TpHash *
+HashNew(void)
+{
+    TpHash *h = calloc(1, sizeof(TpHash));
+
+    if (h == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    h->cap = 1024;
+    h->slots = calloc(h->cap, sizeof(uint32_t));
+    h->hashes = calloc(h->cap, sizeof(uint32_t));
+    if (h->slots == NULL || h->hashes == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    return h;
+}
+
+static void
+HashFree(
+    TpHash *h)
+{
+    if (h != NULL) {
+	free(h->slots);
+	free(h->hashes);
+	free(h);
+    }
+}
+
+static int
+HashFind(
+    const TpProfile *p,
+    TpHash *h,
+    uint32_t hash,
+    TpEqProc *eq,
+    const void *key,
+    uint32_t *idPtr)
+{
+    size_t mask = h->cap - 1, i = hash & mask;
+
+    while (h->slots[i] != 0) {
+	if (h->hashes[i] == hash && eq(p, h->slots[i] - 1, key)) {
+	    *idPtr = h->slots[i] - 1;
+	    return 1;
+	}
+	i = (i + 1) & mask;
+    }
+    return 0;
+}
+
+static void
+HashInsert(
+    TpHash *h,
+    uint32_t hash,
+    uint32_t id)
+{
+    size_t mask, i;
+
+    if ((h->used + 1) * 2 > h->cap) {
+	uint32_t *oldSlots = h->slots, *oldHashes = h->hashes;
+	size_t oldCap = h->cap, j;
+
+	h->cap *= 2;
+	h->slots = calloc(h->cap, sizeof(uint32_t));
+	h->hashes = calloc(h->cap, sizeof(uint32_t));
+	if (h->slots == NULL || h->hashes == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	h->used = 0;
+	for (j = 0; j < oldCap; j++) {
+	    if (oldSlots[j] != 0) {
+		HashInsert(h, oldHashes[j], oldSlots[j] - 1);
+	    }
+	}
+	free(oldSlots);
+	free(oldHashes);
+    }
+    mask = h->cap - 1;
+    i = hash & mask;
+    while (h->slots[i] != 0) {
+	i = (i + 1) & mask;
+    }
+    h->slots[i] = id + 1;
+    h->hashes[i] = hash;
+    h->used++;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Grow --
+ *
+ *	Makes an array big enough for `need` elements, doubling.
+ *
+ * Results:
+ *	The (possibly moved) array.
+ *
+ * Side effects:
+ *	Reallocates; panics when memory is exhausted.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void *
+Grow(
+    void *ptr,
+    size_t *cap,
+    size_t need,
+    size_t elemSize)
+{
+    size_t n = *cap ? *cap : 64;
+
+    if (need <= *cap) {
+	return ptr;
+    }
+    while (n < need) {
+	n *= 2;
+    }
+    ptr = realloc(ptr, n * elemSize);
+    if (ptr == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    *cap = n;
+    return ptr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileNew, TpProfileFree --
+ *
+ *	Create and destroy an empty profile.
+ *
+ * Results:
+ *	TpProfileNew: the profile.
+ *
+ * Side effects:
+ *	Allocates or frees memory.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpProfile *
+TpProfileNew(void)
+{
+    TpProfile *p = calloc(1, sizeof(TpProfile));
+
+    if (p == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    p->locIndex = HashNew();
+    p->stackIndex = HashNew();
+    p->callIndex = HashNew();
+    TpModulesScan(&p->modules);
+    return p;
+}
+
+void
+TpProfileFree(
+    TpProfile *p)
+{
+    uint32_t i;
+
+    if (p == NULL) {
+	return;
+    }
+    for (i = 0; i < p->nLocs; i++) {
+	free(p->locs[i].name);
+	free(p->locs[i].file);
+    }
+    free(p->locs);
+    free(p->pool);
+    free(p->stacks);
+    free(p->log);
+    for (i = 0; i < p->nCalls; i++) {
+	free(p->calls[i].callee);
+	free(p->calls[i].caller);
+    }
+    free(p->calls);
+    HashFree(p->callIndex);
+    HashFree(p->locIndex);
+    HashFree(p->stackIndex);
+    TpModulesFree(&p->modules);
+    free(p);
+}
+
+/*
+ * Location keys.
+ */
+
+typedef struct LocKey {
+    int kind, type, module, isCaller;
+    uintptr_t offset;
+    const char *name; size_t nameLen;
+    const char *file; size_t fileLen;
+    int line;
+} LocKey;
+
+static int
+StrEq(
+    const char *s,
+    const char *b,
+    size_t len)
+{
+    if (s == NULL) {
+	return len == 0;
+    }
+    return strncmp(s, b, len) == 0 && s[len] == '\0';
+}
+
+static int
+LocEq(
+    const TpProfile *p,
+    uint32_t id,
+    const void *keyPtr)
+{
+    const LocKey *k = keyPtr;
+    const TpLoc *l = &p->locs[id];
+
+    if (l->kind != k->kind || l->type != k->type) {
+	return 0;
+    }
+    if (k->kind == TP_KIND_TCL || k->type == TP_TCL_PSEUDO) {
+	return l->line == k->line && StrEq(l->name, k->name, k->nameLen)
+		&& StrEq(l->file, k->file, k->fileLen);
+    }
+    return l->module == k->module && l->offset == k->offset
+	    && l->isCaller == k->isCaller;
+}
+
+static char *
+DupN(
+    const char *s,
+    size_t len)
+{
+    char *d;
+
+    if (s == NULL || len == 0) {
+	return NULL;
+    }
+    d = malloc(len + 1);
+    if (d == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+static uint32_t
+InternLoc(
+    TpProfile *p,
+    const LocKey *k)
+{
+    uint32_t h = 2166136261u, id;
+    size_t cap;
+    TpLoc *l;
+
+    h = HashBytes(h, &k->kind, sizeof(int));
+    h = HashBytes(h, &k->type, sizeof(int));
+    if (k->kind == TP_KIND_TCL || k->type == TP_TCL_PSEUDO) {
+	h = HashBytes(h, k->name, k->nameLen);
+	h = HashBytes(h, k->file, k->fileLen);
+	h = HashBytes(h, &k->line, sizeof(int));
+    } else {
+	h = HashBytes(h, &k->module, sizeof(int));
+	h = HashBytes(h, &k->offset, sizeof(uintptr_t));
+	h = HashBytes(h, &k->isCaller, sizeof(int));
+    }
+    if (HashFind(p, p->locIndex, h, LocEq, k, &id)) {
+	return id;
+    }
+    cap = p->capLocs;
+    p->locs = Grow(p->locs, &cap, (size_t) p->nLocs + 1, sizeof(TpLoc));
+    p->capLocs = (uint32_t) cap;
+    id = p->nLocs++;
+    l = &p->locs[id];
+    memset(l, 0, sizeof(*l));
+    l->kind = (uint8_t) k->kind;
+    l->type = (uint8_t) k->type;
+    l->module = k->module;
+    l->offset = k->offset;
+    l->isCaller = (uint8_t) k->isCaller;
+    l->name = DupN(k->name, k->nameLen);
+    l->file = DupN(k->file, k->fileLen);
+    l->line = k->line;
+    HashInsert(p->locIndex, h, id);
+    return id;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileCLoc --
+ *
+ *	Interns the C location of a program counter. isCaller says the pc
+ *	is a return address (every frame but the interrupted one): its
+ *	call instruction, and so its function and line, is at pc - 1.
+ *
+ * Results:
+ *	The location id.
+ *
+ * Side effects:
+ *	May rescan the loaded modules (a library loaded since the last scan)
+ *	and add a location.
+ *
+ *----------------------------------------------------------------------
+ */
+
+uint32_t
+TpProfileCLoc(
+    TpProfile *p,
+    uintptr_t pc,
+    int isCaller)
+{
+    LocKey k;
+    uintptr_t offset = pc;
+    int mod = TpModulesFind(&p->modules, pc, &offset);
+
+    if (mod < 0) {
+	TpModulesScan(&p->modules);
+	mod = TpModulesFind(&p->modules, pc, &offset);
+	if (mod < 0) {
+	    offset = pc;
+	}
+    }
+    memset(&k, 0, sizeof(k));
+    k.kind = (mod >= 0 && p->modules.mods[mod].isTcl)
+	    ? TP_KIND_INTERNAL : TP_KIND_C;
+    k.type = 0;
+    k.module = mod;
+    k.offset = offset;
+    k.isCaller = isCaller ? 1 : 0;
+    return InternLoc(p, &k);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileTclLoc, TpProfilePseudoLoc --
+ *
+ *	Intern a Tcl location (proc, command, ...) or a pseudo-frame such
+ *	as "[truncated]".
+ *
+ * Results:
+ *	The location id.
+ *
+ * Side effects:
+ *	May add a location.
+ *
+ *----------------------------------------------------------------------
+ */
+
+uint32_t
+TpProfileTclLoc(
+    TpProfile *p,
+    int type,
+    const char *name,
+    size_t nameLen,
+    const char *file,
+    size_t fileLen,
+    int line)
+{
+    LocKey k;
+
+    memset(&k, 0, sizeof(k));
+    k.kind = TP_KIND_TCL;
+    k.type = type;
+    k.module = -1;
+    k.name = nameLen ? name : "?";
+    k.nameLen = nameLen ? nameLen : 1;
+    k.file = file;
+    k.fileLen = file ? fileLen : 0;
+    k.line = line;
+    return InternLoc(p, &k);
+}
+
+uint32_t
+TpProfilePseudoLoc(
+    TpProfile *p,
+    const char *name)
+{
+    LocKey k;
+
+    memset(&k, 0, sizeof(k));
+    k.kind = TP_KIND_INTERNAL;
+    k.type = TP_TCL_PSEUDO;
+    k.module = -1;
+    k.name = name;
+    k.nameLen = strlen(name);
+    return InternLoc(p, &k);
+}
+
+/*
+ * Stack keys.
+ */
+
+typedef struct StackKey {
+    const uint32_t *ids;
+    uint32_t depth;
+    uint32_t tid;
+} StackKey;
+
+static int
+StackEq(
+    const TpProfile *p,
+    uint32_t id,
+    const void *keyPtr)
+{
+    const StackKey *k = keyPtr;
+    const TpStack *s = &p->stacks[id];
+
+    return s->depth == k->depth && s->tid == k->tid
+	    && memcmp(p->pool + s->first, k->ids,
+		    sizeof(uint32_t) * k->depth) == 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileAddStack --
+ *
+ *	Counts one sample of the stack ids[0..depth) (root first) taken on
+ *	thread tid at timeNs.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Interns the stack, increments its count, appends to the log.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpProfileAddStack(
+    TpProfile *p,
+    const uint32_t *ids,
+    uint32_t depth,
+    uint32_t tid,
+    uint64_t timeNs)
+{
+    StackKey k;
+    uint32_t h, id;
+
+    k.ids = ids;
+    k.depth = depth;
+    k.tid = tid;
+    h = HashBytes(2166136261u, &tid, sizeof(tid));
+    h = HashBytes(h, ids, sizeof(uint32_t) * depth);
+    if (!HashFind(p, p->stackIndex, h, StackEq, &k, &id)) {
+	size_t cap = p->capStacks;
+
+	p->pool = Grow(p->pool, &p->capPool, p->nPool + depth,
+		sizeof(uint32_t));
+	memcpy(p->pool + p->nPool, ids, sizeof(uint32_t) * depth);
+	p->stacks = Grow(p->stacks, &cap, (size_t) p->nStacks + 1,
+		sizeof(TpStack));
+	p->capStacks = (uint32_t) cap;
+	id = p->nStacks++;
+	p->stacks[id].first = (uint32_t) p->nPool;
+	p->stacks[id].depth = depth;
+	p->stacks[id].count = 0;
+	p->stacks[id].tid = tid;
+	p->stacks[id].hash = h;
+	p->nPool += depth;
+	HashInsert(p->stackIndex, h, id);
+    }
+    p->stacks[id].count++;
+    p->samples++;
+    if (p->samples == 1 || timeNs < p->firstNs) {
+	p->firstNs = timeNs;
+    }
+    if (timeNs > p->lastNs) {
+	p->lastNs = timeNs;
+    }
+    if (p->nLog < TP_LOG_MAX) {
+	p->log = Grow(p->log, &p->capLog, p->nLog + 1, sizeof(TpLogEntry));
+	p->log[p->nLog].timeNs = timeNs;
+	p->log[p->nLog].stack = id;
+	p->log[p->nLog].tid = tid;
+	p->nLog++;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileStackIds --
+ *
+ *	The location ids of a stack, root first.
+ *
+ * Results:
+ *	Pointer into the profile's pool, valid until the next AddStack.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+const uint32_t *
+TpProfileStackIds(
+    const TpProfile *p,
+    uint32_t stack)
+{
+    return p->pool + p->stacks[stack].first;
+}
+
+/*
+ * Call count keys.
+ */
+
+typedef struct CallKey {
+    const char *callee;
+    const char *caller;
+} CallKey;
+
+static int
+CallEq(
+    const TpProfile *p,
+    uint32_t id,
+    const void *keyPtr)
+{
+    const CallKey *k = keyPtr;
+    const TpCalls *c = &p->calls[id];
+
+    return strcmp(c->callee, k->callee) == 0 && (c->caller == NULL
+	    ? k->caller == NULL
+	    : (k->caller != NULL && strcmp(c->caller, k->caller) == 0));
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileAddCalls --
+ *
+ *	Adds count exact calls of callee (from caller, or in all when caller
+ *	is NULL) to the profile.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May add a record.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpProfileAddCalls(
+    TpProfile *p,
+    const char *callee,
+    int type,
+    const char *caller,
+    uint64_t count)
+{
+    CallKey k;
+    uint32_t h, id;
+
+    k.callee = callee;
+    k.caller = caller;
+    h = HashBytes(2166136261u, callee, strlen(callee));
+    h = HashBytes(h, "|", 1);
+    if (caller != NULL) {
+	h = HashBytes(h, caller, strlen(caller));
+    }
+    if (!HashFind(p, p->callIndex, h, CallEq, &k, &id)) {
+	size_t cap = p->capCalls;
+
+	p->calls = Grow(p->calls, &cap, (size_t) p->nCalls + 1,
+		sizeof(TpCalls));
+	p->capCalls = (uint32_t) cap;
+	id = p->nCalls++;
+	p->calls[id].callee = DupN(callee, strlen(callee));
+	p->calls[id].caller = caller ? DupN(caller, strlen(caller)) : NULL;
+	p->calls[id].type = type;
+	p->calls[id].count = 0;
+	HashInsert(p->callIndex, h, id);
+    }
+    p->calls[id].count += count;
+}

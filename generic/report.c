@@ -1,0 +1,293 @@
+/*
+ * report.c --
+ *
+ *	The call tree as text (seed 000's Figure 8: an indented tree with
+ *	Under = total and In = self samples and percentages) and as Tcl
+ *	values (a list of root nodes, each a dict). Pure functions of the
+ *	tree and the options.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const typeNames[] = {
+    "proc", "cmd", "method", "lambda", "coroutine", "eval", "pseudo", NULL
+};
+
+/*
+ * Children sorted by total, largest first (ties by name), so reports are
+ * stable from run to run.
+ */
+
+static const TpTree *sortTree;
+
+static int
+CompareNodes(
+    const void *a,
+    const void *b)
+{
+    const TpNode *x = *(const TpNode *const *) a;
+    const TpNode *y = *(const TpNode *const *) b;
+
+    if (x->total != y->total) {
+	return x->total > y->total ? -1 : 1;
+    }
+    return strcmp(sortTree->funcs[x->func].name, sortTree->funcs[y->func].name);
+}
+
+static TpNode **
+SortedChildren(
+    const TpTree *t,
+    const TpNode *n,
+    int *countPtr)
+{
+    TpNode *c, **v;
+    int count = 0, i = 0;
+
+    for (c = n->firstChild; c != NULL; c = c->nextSibling) {
+	count++;
+    }
+    v = malloc(sizeof(TpNode *) * (size_t) (count + 1));
+    if (v == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    for (c = n->firstChild; c != NULL; c = c->nextSibling) {
+	v[i++] = c;
+    }
+    sortTree = t;
+    qsort(v, (size_t) count, sizeof(TpNode *), CompareNodes);
+    *countPtr = count;
+    return v;
+}
+
+static int
+Visible(
+    const TpNode *n,
+    uint64_t all,
+    const TpReportOptions *o)
+{
+    return all == 0 || o->thresholdPct <= 0
+	    || 100.0 * (double) n->total / (double) all >= o->thresholdPct;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TextNode --
+ *
+ *	Appends node n and its visible descendants to the text report.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Appends to ds.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+TextNode(
+    Tcl_DString *ds,
+    const TpTree *t,
+    const TpNode *n,
+    int depth,
+    uint64_t all,
+    const TpReportOptions *o)
+{
+    const TpFunc *f = &t->funcs[n->func];
+    char buf[96];
+    TpNode **kids;
+    int count, i;
+
+    snprintf(buf, sizeof(buf), "%9llu %5.1f%% %9llu %5.1f%%  ",
+	    (unsigned long long) n->total, 100.0 * (double) n->total / (double) all,
+	    (unsigned long long) n->self, 100.0 * (double) n->self / (double) all);
+    Tcl_DStringAppend(ds, buf, -1);
+    for (i = 0; i < depth; i++) {
+	Tcl_DStringAppend(ds, " ", 1);
+    }
+    Tcl_DStringAppend(ds, f->name, -1);
+    if (f->kind == TP_KIND_C || f->kind == TP_KIND_INTERNAL) {
+	if (f->type != TP_TCL_PSEUDO) {
+	    Tcl_DStringAppend(ds, f->kind == TP_KIND_C ? "  [C]" : "  [Tcl internal]", -1);
+	}
+    } else if (f->file != NULL) {
+	Tcl_DStringAppend(ds, "  (", -1);
+	Tcl_DStringAppend(ds, f->file, -1);
+	if (f->line > 0) {
+	    snprintf(buf, sizeof(buf), ":%d", f->line);
+	    Tcl_DStringAppend(ds, buf, -1);
+	}
+	Tcl_DStringAppend(ds, ")", 1);
+    }
+    Tcl_DStringAppend(ds, "\n", 1);
+    if (o->maxDepth > 0 && depth + 1 >= o->maxDepth) {
+	return;
+    }
+    kids = SortedChildren(t, n, &count);
+    for (i = 0; i < count; i++) {
+	if (Visible(kids[i], all, o)) {
+	    TextNode(ds, t, kids[i], depth + 1, all, o);
+	}
+    }
+    free(kids);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpReportText --
+ *
+ *	Sets the interp's result to the text report.
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	Sets the interp result.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpReportText(
+    Tcl_Interp *interp,
+    TpProfile *p,
+    TpTree *t,
+    const TpReportOptions *o)
+{
+    Tcl_DString ds;
+    char buf[256];
+    const char *mode, *clock;
+    int interval, count, i;
+    uint64_t all = t->root->total;
+    TpNode **kids;
+
+    TpSessionInfo(interp, &mode, &interval, &clock);
+    Tcl_DStringInit(&ds);
+    snprintf(buf, sizeof(buf),
+	    "tclprof %s: %llu samples, interval %d us, clock %s, mode %s,"
+	    " %llu truncated, %llu merge mismatches\n",
+	    TCLPROF_VERSION, (unsigned long long) all, interval, clock, mode,
+	    (unsigned long long) p->truncated,
+	    (unsigned long long) p->mergeMismatch);
+    Tcl_DStringAppend(&ds, buf, -1);
+    Tcl_DStringAppend(&ds,
+	    "    Under      %        In      %  Name\n", -1);
+    if (all > 0) {
+	kids = SortedChildren(t, t->root, &count);
+	for (i = 0; i < count; i++) {
+	    if (Visible(kids[i], all, o)) {
+		TextNode(&ds, t, kids[i], 0, all, o);
+	    }
+	}
+	free(kids);
+    }
+    Tcl_DStringResult(interp, &ds);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * DictNode --
+ *
+ *	One node and its visible descendants as a dict.
+ *
+ * Results:
+ *	A new dict object.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static Tcl_Obj *
+DictNode(
+    const TpProfile *p,
+    const TpTree *t,
+    const TpNode *n,
+    int depth,
+    uint64_t all,
+    const TpReportOptions *o)
+{
+    const TpFunc *f = &t->funcs[n->func];
+    Tcl_Obj *d = Tcl_NewDictObj(), *kids = Tcl_NewListObj(0, NULL);
+    TpNode **v;
+    int count, i;
+
+#define PUT(k, val) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (val))
+    PUT("name", Tcl_NewStringObj(f->name, -1));
+    PUT("kind", Tcl_NewStringObj(TpKindName(f->kind), -1));
+    PUT("type", Tcl_NewStringObj(f->kind == TP_KIND_TCL
+	    || f->type == TP_TCL_PSEUDO ? typeNames[f->type] : "function", -1));
+    PUT("self", Tcl_NewWideIntObj((Tcl_WideInt) n->self));
+    PUT("total", Tcl_NewWideIntObj((Tcl_WideInt) n->total));
+    if (f->file != NULL) {
+	PUT("file", Tcl_NewStringObj(f->file, -1));
+    }
+    if (f->line > 0) {
+	PUT("line", Tcl_NewIntObj(f->line));
+    }
+    if (f->module >= 0) {
+	PUT("module", Tcl_NewStringObj(p->modules.mods[f->module].shortName, -1));
+    }
+    if (o->maxDepth <= 0 || depth + 1 < o->maxDepth) {
+	v = SortedChildren(t, n, &count);
+	for (i = 0; i < count; i++) {
+	    if (Visible(v[i], all, o)) {
+		Tcl_ListObjAppendElement(NULL, kids,
+			DictNode(p, t, v[i], depth + 1, all, o));
+	    }
+	}
+	free(v);
+    }
+    PUT("children", kids);
+#undef PUT
+    return d;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpReportDict --
+ *
+ *	Sets the interp's result to the tree as a list of root node dicts.
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	Sets the interp result.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpReportDict(
+    Tcl_Interp *interp,
+    TpProfile *p,
+    TpTree *t,
+    const TpReportOptions *o)
+{
+    Tcl_Obj *roots = Tcl_NewListObj(0, NULL);
+    uint64_t all = t->root->total;
+    TpNode **v;
+    int count, i;
+
+    v = SortedChildren(t, t->root, &count);
+    for (i = 0; i < count; i++) {
+	if (Visible(v[i], all, o)) {
+	    Tcl_ListObjAppendElement(NULL, roots,
+		    DictNode(p, t, v[i], 0, all, o));
+	}
+    }
+    free(v);
+    Tcl_SetObjResult(interp, roots);
+    return TCL_OK;
+}

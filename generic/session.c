@@ -1,0 +1,700 @@
+/*
+ * session.c --
+ *
+ *	A profiling session: the options, the ring, the sampler, the Tcl
+ *	stack source (frames or trace) and the profile they feed. SIGPROF is
+ *	a process resource, so at most one session samples at a time; each
+ *	interp keeps its own session (AssocData) with the profile it
+ *	collected, which outlives `profiler stop` until `profiler reset`.
+ *
+ *	Locking. One process-wide mutex (tpProcess.lock) guards which session
+ *	is running and the SIGPROF disposition. Each session has a mutex
+ *	(s->lock) guarding its profile and the consumer side of its ring; the
+ *	drain (sampler thread) and every reader (interp thread) take it.
+ *	The handler takes no lock: it writes only the ring's producer side.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TP_ASSOC_KEY "tclprof::session"
+
+struct TpSession {
+    Tcl_Interp *interp;		/* Owner; the sampled thread runs it. */
+    pthread_mutex_t lock;	/* Guards profile and the ring's consumer
+				 * side (see the file comment). */
+    TpOptions opts;		/* Of the current or last run. */
+    TpMode mode;		/* Mode actually used. */
+    char modeReason[256];	/* Why that mode. */
+    int running;		/* Interp thread only. */
+    int ringLive;		/* ring holds memory. */
+    TpRing ring;
+    TpThreadState *ts;		/* The sampled thread's handler state. */
+    TpSampler *sampler;
+    TpTraceState *trace;
+    TpUnwindConfig unwind;	/* Copy given to the handler. */
+    TpProfile *profile;		/* NULL until the first start. */
+    uint64_t startNs;		/* Start of the current run. */
+    uint64_t elapsedNs;		/* Sum of finished runs since reset. */
+    uint64_t droppedBase;	/* Drops of finished rings since reset. */
+    int calibrated;		/* Frames-mode calibration was tried... */
+    int rootReg;		/* ... and found this register (-1: not). */
+    char calibWhy[200];		/* ... or failed for this reason. */
+    pid_t pid;			/* Process the run started in. */
+};
+
+/*
+ * Process-wide state.
+ */
+
+static struct {
+    pthread_mutex_t lock;	/* Guards active and the signal install. */
+    TpSession *active;		/* The running session, or NULL. */
+    uintptr_t trampLo, trampHi;	/* TclNRRunCallbacks, found once. */
+    int unwindReady;		/* TpUnwindInit done. */
+} tpProcess = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 };
+
+static const char *const modeNames[] = {"none", "frames", "trace", NULL};
+static const char *const clockNames[] = {"wall", "cpu", NULL};
+
+static void	DrainLocked(TpSession *s);
+static int	FindTrampoline(Tcl_Obj **errPtr);
+static TpSession *GetSession(Tcl_Interp *interp, int create);
+static void	SessionDelete(ClientData cd, Tcl_Interp *interp);
+static void	StopLocked(TpSession *s);
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpOptionsDefault --
+ *
+ *	Fills in the documented defaults of `profiler start`.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Writes *o.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpOptionsDefault(
+    TpOptions *o)
+{
+    o->intervalUs = TP_DEFAULT_INTERVAL_US;
+    o->clock = TP_CLOCK_WALL;
+    o->maxDepth = TP_DEFAULT_DEPTH;
+    o->bufferSlots = TP_DEFAULT_BUFFER;
+    o->mode = TP_MODE_NONE;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * GetSession --
+ *
+ *	The interp's session, created on demand.
+ *
+ * Results:
+ *	The session, or NULL if none and create is 0.
+ *
+ * Side effects:
+ *	May create the session and its AssocData.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TpSession *
+GetSession(
+    Tcl_Interp *interp,
+    int create)
+{
+    TpSession *s = Tcl_GetAssocData(interp, TP_ASSOC_KEY, NULL);
+
+    if (s == NULL && create) {
+	s = calloc(1, sizeof(TpSession));
+	if (s == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	s->interp = interp;
+	pthread_mutex_init(&s->lock, NULL);
+	TpOptionsDefault(&s->opts);
+	s->rootReg = -1;
+	Tcl_SetAssocData(interp, TP_ASSOC_KEY, SessionDelete, s);
+    }
+    return s;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SessionDelete --
+ *
+ *	AssocData delete proc: the interp is going away. Stop the sampler,
+ *	remove the trace, free, in that order.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Frees the session.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+SessionDelete(
+    ClientData cd,
+    Tcl_Interp *interp)
+{
+    TpSession *s = cd;
+
+    (void) interp;
+    pthread_mutex_lock(&tpProcess.lock);
+    if (s->running) {
+	StopLocked(s);
+    }
+    pthread_mutex_unlock(&tpProcess.lock);
+    TpProfileFree(s->profile);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FindTrampoline --
+ *
+ *	Finds TclNRRunCallbacks' address range: exported, so dlsym finds
+ *	it, and dladdr1's symbol entry gives its size.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with a reason in *errPtr.
+ *
+ * Side effects:
+ *	Sets tpProcess.trampLo/Hi.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+FindTrampoline(
+    Tcl_Obj **errPtr)
+{
+    void *addr;
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+
+    if (tpProcess.trampLo != 0) {
+	return TCL_OK;
+    }
+    addr = dlsym(RTLD_DEFAULT, "TclNRRunCallbacks");
+    if (addr == NULL || dladdr1(addr, &info, (void **) &sym,
+	    RTLD_DL_SYMENT) == 0 || sym == NULL || sym->st_size == 0) {
+	*errPtr = Tcl_NewStringObj(
+		"cannot find TclNRRunCallbacks in the loaded Tcl library", -1);
+	return TCL_ERROR;
+    }
+    tpProcess.trampLo = (uintptr_t) addr;
+    tpProcess.trampHi = (uintptr_t) addr + sym->st_size;
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionStart --
+ *
+ *	Starts profiling the calling thread's interp with options o.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with a message and error code in interp.
+ *
+ * Side effects:
+ *	Installs the handler, allocates the ring, starts the sampler; in
+ *	trace mode installs the trace. The profile of previous runs is kept
+ *	and added to.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSessionStart(
+    Tcl_Interp *interp,
+    const TpOptions *o)
+{
+    TpSession *s = GetSession(interp, 1);
+    TpThreadState *ts;
+    Tcl_Obj *err = NULL;
+    TpMode mode;
+    const char *why;
+
+    pthread_mutex_lock(&tpProcess.lock);
+    if (tpProcess.active != NULL) {
+	pthread_mutex_unlock(&tpProcess.lock);
+	if (tpProcess.active == s) {
+	    TpSetError(interp, "STATE", "RUNNING", "profiler is already running");
+	} else {
+	    TpSetError(interp, "STATE", "BUSY",
+		    "profiler is running in another interpreter");
+	}
+	return TCL_ERROR;
+    }
+    if (FindTrampoline(&err) != TCL_OK) {
+	goto error;
+    }
+    if (!tpProcess.unwindReady) {
+	TpUnwindInit();
+	tpProcess.unwindReady = 1;
+    }
+
+    /*
+     * Choose the Tcl stack source. Frames mode needs a known Tcl layout
+     * and the calibrated root register (found once per session).
+     */
+
+    mode = o->mode;
+    why = TpInterpCheck();
+    if (why == NULL && !s->calibrated) {
+	Tcl_Obj *calibErr = NULL;
+
+	s->calibrated = 1;
+	if (!TpInterpCalibrate(interp, &s->rootReg, &calibErr)) {
+	    s->rootReg = -1;
+	    snprintf(s->calibWhy, sizeof(s->calibWhy), "%s",
+		    calibErr ? Tcl_GetString(calibErr) : "calibration failed");
+	    if (calibErr) {
+		Tcl_DecrRefCount(calibErr);
+	    }
+	}
+    }
+    if (mode == TP_MODE_FRAMES && why != NULL) {
+	pthread_mutex_unlock(&tpProcess.lock);
+	TpSetError(interp, "MODE", "UNAVAILABLE",
+		"frames mode is not available: %s", why);
+	return TCL_ERROR;
+    }
+    if (mode == TP_MODE_NONE && !o->modeGiven) {
+	mode = why == NULL ? TP_MODE_FRAMES : TP_MODE_TRACE;
+	snprintf(s->modeReason, sizeof(s->modeReason), "%s",
+		why == NULL ? "default: frames mode has no per-command cost"
+		: "default: frames mode unavailable, trace mode used");
+    } else {
+	snprintf(s->modeReason, sizeof(s->modeReason), "requested");
+    }
+    if (mode == TP_MODE_FRAMES && s->rootReg < 0) {
+	size_t len = strlen(s->modeReason);
+
+	snprintf(s->modeReason + len, sizeof(s->modeReason) - len,
+		"; root register not calibrated (%s): Tcl frames split by "
+		"order only", s->calibWhy);
+    }
+
+    /*
+     * The handler must not run until everything it reads is in place:
+     * signal installed, ring allocated, thread state filled, then active.
+     */
+
+    if (TpSignalInstall(&err) != TCL_OK) {
+	pthread_mutex_unlock(&tpProcess.lock);
+	Tcl_SetObjResult(interp, err);
+	Tcl_SetErrorCode(interp, "TCLPROF", "SIGNAL", "BUSY", NULL);
+	return TCL_ERROR;
+    }
+    pthread_mutex_lock(&s->lock);
+    if (s->profile == NULL) {
+	s->profile = TpProfileNew();
+    }
+    if (TpRingInit(&s->ring, (uint32_t) o->bufferSlots,
+	    (uint32_t) o->maxDepth) != 0) {
+	pthread_mutex_unlock(&s->lock);
+	TpSignalRestore();
+	pthread_mutex_unlock(&tpProcess.lock);
+	TpSetError(interp, "RESOURCE", "MEMORY",
+		"cannot allocate a ring of %d samples", o->bufferSlots);
+	return TCL_ERROR;
+    }
+    s->ringLive = 1;
+    pthread_mutex_unlock(&s->lock);
+
+    s->opts = *o;
+    s->mode = mode;
+    s->unwind.trampLo = tpProcess.trampLo;
+    s->unwind.trampHi = tpProcess.trampHi;
+    s->unwind.rootReg = s->rootReg;
+    s->unwind.wantTrampRegs = mode != TP_MODE_NONE;
+    s->trace = NULL;
+    if (mode == TP_MODE_TRACE) {
+	s->trace = TpTraceStart(interp, tpProcess.trampLo, tpProcess.trampHi);
+	if (s->trace == NULL) {
+	    err = Tcl_NewStringObj("cannot install the trace: calibration of "
+		    "the stack anchor failed", -1);
+	    goto errorRing;
+	}
+    }
+
+    ts = TpThreadStateGet();
+    ts->ring = &s->ring;
+    ts->interp = interp;
+    ts->mode = mode;
+    ts->trace = s->trace;
+    ts->unwind = s->unwind;
+    ts->handlerNsMax = ts->handlerNsSum = ts->handled = 0;
+    s->ts = ts;
+    TpUnwindWarm();
+
+    s->pid = getpid();
+    s->startNs = TpNowNs();
+    __atomic_store_n(&ts->active, 1, __ATOMIC_RELEASE);
+    s->sampler = TpSamplerStart(s, pthread_self(), ts->tid, o, &err);
+    if (s->sampler == NULL) {
+	TpSignalQuiesce(ts);
+	if (s->trace) {
+	    TpTraceStop(s->trace, NULL);
+	    s->trace = NULL;
+	}
+	goto errorRing;
+    }
+    s->running = 1;
+    tpProcess.active = s;
+    pthread_mutex_unlock(&tpProcess.lock);
+    return TCL_OK;
+
+  errorRing:
+    pthread_mutex_lock(&s->lock);
+    TpRingFree(&s->ring);
+    s->ringLive = 0;
+    pthread_mutex_unlock(&s->lock);
+    TpSignalRestore();
+  error:
+    pthread_mutex_unlock(&tpProcess.lock);
+    Tcl_SetObjResult(interp, err);
+    Tcl_SetErrorCode(interp, "TCLPROF", "START", "FAILED", NULL);
+    return TCL_ERROR;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * StopLocked --
+ *
+ *	Stops a running session: sampler first (no new signals), then the
+ *	handler (quiesce), then the last drain, then the trace, then the
+ *	signal disposition. Caller holds tpProcess.lock.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Everything the session started is stopped and freed; the profile
+ *	stays.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+StopLocked(
+    TpSession *s)
+{
+    TpSamplerStop(s->sampler);
+    s->sampler = NULL;
+    TpSignalQuiesce(s->ts);
+    pthread_mutex_lock(&s->lock);
+    DrainLocked(s);
+    s->droppedBase += s->ring.dropped;
+    TpRingFree(&s->ring);
+    s->ringLive = 0;
+    if (s->trace != NULL) {
+	TpTraceStop(s->trace, s->profile);
+	s->trace = NULL;
+	s->ts->trace = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    s->ts->ring = NULL;
+    TpSignalRestore();
+    s->elapsedNs += TpNowNs() - s->startNs;
+    s->running = 0;
+    tpProcess.active = NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionStop --
+ *
+ *	`profiler stop`.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR when not running.
+ *
+ * Side effects:
+ *	See StopLocked.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSessionStop(
+    Tcl_Interp *interp)
+{
+    TpSession *s = GetSession(interp, 0);
+
+    pthread_mutex_lock(&tpProcess.lock);
+    if (s == NULL || !s->running) {
+	pthread_mutex_unlock(&tpProcess.lock);
+	TpSetError(interp, "STATE", "IDLE", "profiler is not running");
+	return TCL_ERROR;
+    }
+    StopLocked(s);
+    pthread_mutex_unlock(&tpProcess.lock);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionReset --
+ *
+ *	`profiler reset`: forgets the samples and counters. While running,
+ *	sampling goes on into a fresh profile.
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	Frees the profile.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSessionReset(
+    Tcl_Interp *interp)
+{
+    TpSession *s = GetSession(interp, 0);
+
+    if (s == NULL) {
+	return TCL_OK;
+    }
+    pthread_mutex_lock(&s->lock);
+    if (s->ringLive) {
+	DrainLocked(s);
+	s->droppedBase = 0 - s->ring.dropped;
+    } else {
+	s->droppedBase = 0;
+    }
+    TpProfileFree(s->profile);
+    s->profile = s->running ? TpProfileNew() : NULL;
+    s->elapsedNs = 0;
+    s->startNs = TpNowNs();
+    if (s->ts != NULL) {
+	s->ts->handlerNsMax = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * DrainLocked, TpSessionDrain --
+ *
+ *	Moves every published slot of the ring into the profile. Caller of
+ *	DrainLocked holds s->lock; TpSessionDrain takes it (sampler thread).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Frees ring slots; adds samples to the profile.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+DrainLocked(
+    TpSession *s)
+{
+    TpSlot *slot;
+
+    if (!s->ringLive || s->profile == NULL) {
+	return;
+    }
+    while ((slot = TpRingPeek(&s->ring)) != NULL) {
+	TpMergeSlot(s->profile, &s->ring, slot, &s->unwind);
+	TpRingRelease(&s->ring);
+    }
+}
+
+void
+TpSessionDrain(
+    TpSession *s)
+{
+    pthread_mutex_lock(&s->lock);
+    DrainLocked(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionWithProfile --
+ *
+ *	Runs fn on the interp's profile, drained and locked. A session that
+ *	never ran gets an empty profile, so reports of nothing are empty
+ *	reports, not errors.
+ *
+ * Results:
+ *	What fn returns.
+ *
+ * Side effects:
+ *	Those of fn; holds the session lock meanwhile (the sampler thread
+ *	waits; the handler does not).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSessionWithProfile(
+    Tcl_Interp *interp,
+    int (*fn)(Tcl_Interp *, TpProfile *, void *),
+    void *cd)
+{
+    TpSession *s = GetSession(interp, 1);
+    int code;
+
+    pthread_mutex_lock(&s->lock);
+    DrainLocked(s);
+    if (s->profile == NULL) {
+	s->profile = TpProfileNew();
+    }
+    code = fn(interp, s->profile, cd);
+    pthread_mutex_unlock(&s->lock);
+    return code;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionStatus --
+ *
+ *	`profiler status` as a dict.
+ *
+ * Results:
+ *	A new dict object.
+ *
+ * Side effects:
+ *	Drains the ring.
+ *
+ *----------------------------------------------------------------------
+ */
+
+Tcl_Obj *
+TpSessionStatus(
+    Tcl_Interp *interp)
+{
+    TpSession *s = GetSession(interp, 1);
+    Tcl_Obj *d = Tcl_NewDictObj();
+    TpProfile *p;
+    uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
+    uint64_t hMax = 0, dropped, elapsed;
+
+#define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
+    pthread_mutex_lock(&s->lock);
+    DrainLocked(s);
+    p = s->profile;
+    if (p != NULL) {
+	samples = p->samples;
+	truncated = p->truncated;
+	unwErr = p->unwindErrors;
+	mism = p->mergeMismatch;
+	hSum = p->handlerNsSum;
+	hMax = p->handlerNsMax;
+    }
+    dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
+    elapsed = s->elapsedNs + (s->running ? TpNowNs() - s->startNs : 0);
+    pthread_mutex_unlock(&s->lock);
+
+    PUT("running", Tcl_NewBooleanObj(s->running));
+    PUT("mode", Tcl_NewStringObj(modeNames[s->mode], -1));
+    PUT("modeReason", Tcl_NewStringObj(s->modeReason, -1));
+    PUT("intervalUs", Tcl_NewIntObj(s->opts.intervalUs));
+    PUT("clock", Tcl_NewStringObj(clockNames[s->opts.clock], -1));
+    PUT("maxDepth", Tcl_NewIntObj(s->opts.maxDepth));
+    PUT("buffer", Tcl_NewIntObj(s->opts.bufferSlots));
+    PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
+    PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
+    PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
+    PUT("unwindErrors", Tcl_NewWideIntObj((Tcl_WideInt) unwErr));
+    PUT("mergeMismatches", Tcl_NewWideIntObj((Tcl_WideInt) mism));
+    PUT("handlerNsMax", Tcl_NewWideIntObj((Tcl_WideInt) hMax));
+    PUT("handlerNsMean", Tcl_NewWideIntObj((Tcl_WideInt)
+	    (samples ? hSum / samples : 0)));
+    PUT("elapsedUs", Tcl_NewWideIntObj((Tcl_WideInt) (elapsed / 1000)));
+    PUT("rootRegister", Tcl_NewIntObj(s->rootReg));
+#undef PUT
+    return d;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionRunning --
+ *
+ *	Whether the interp's session is sampling.
+ *
+ * Results:
+ *	1 or 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSessionRunning(
+    Tcl_Interp *interp)
+{
+    TpSession *s = GetSession(interp, 0);
+
+    return s != NULL && s->running;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionInfo --
+ *
+ *	Facts about the interp's session that reports print in headers.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills *modePtr, *intervalPtr, *clockPtr.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSessionInfo(
+    Tcl_Interp *interp,
+    const char **modePtr,
+    int *intervalPtr,
+    const char **clockPtr)
+{
+    TpSession *s = GetSession(interp, 1);
+
+    *modePtr = modeNames[s->mode];
+    *intervalPtr = s->opts.intervalUs;
+    *clockPtr = clockNames[s->opts.clock];
+}

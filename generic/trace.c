@@ -1,0 +1,586 @@
+/*
+ * trace.c --
+ *
+ *	Trace mode: the classic way to know the Tcl stack (seed 000). An
+ *	enter-only Tcl_CreateObjTrace keeps a shadow stack indexed by level;
+ *	the handler copies it, cut at the interp's current level (entries
+ *	above it belong to commands that have returned). The trace is
+ *	created with TCL_ALLOW_INLINE_COMPILATION, without which Tcl stops
+ *	compiling commands inline (x8 on fib, x16 on loops, DESIGN.md); even
+ *	so Tcl spends ~250 ns per traced command before calling us.
+ *
+ *	What trace mode gives that frames mode cannot: exact call counts per
+ *	command and per caller->callee edge.
+ *
+ *	Each shadow entry records the command (a TraceCmd, never freed
+ *	while the trace lives, so the handler can copy its name) and an
+ *	anchor: this function's frame address plus a delta, calibrated once
+ *	so that it equals the SP of the TclNRRunCallbacks frame that runs the
+ *	command. The merge gives each Tcl frame to the trampoline with that
+ *	exact SP (DESIGN.md).
+ *
+ *	Coroutines run at the level of the command that resumed them, plus
+ *	their own depth: each coroutine has its own shadow stack, indexed by
+ *	level - auxNumLevels, spliced over the main stack cut at auxNumLevels.
+ *
+ *	The handler can interrupt TraceProc itself. Entries are fixed-size
+ *	slots in arrays allocated at start (never reallocated); TraceProc
+ *	marks the level it is writing (writing) and the handler skips it.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TP_TRACE_LEVELS	TP_MAX_DEPTH	/* Levels kept per shadow stack. */
+#define TP_TRACE_COROS	64		/* Coroutine stacks kept. */
+
+typedef struct TraceCmd {
+    char *name;			/* Fully qualified (global commands without
+				 * the leading ::). */
+    int nameLen;
+    int type;			/* TP_TCL_PROC or TP_TCL_CMD. */
+    const char *tailPtr;	/* Tcl_GetCommandName's pointer, to check
+				 * the token still names this command. */
+    Tcl_Namespace *nsPtr;
+    uint64_t calls;		/* Exact number of calls. */
+    struct TraceCmd *nextAll;	/* List of all, for freeing. */
+} TraceCmd;
+
+typedef struct ShadowEntry {
+    TraceCmd *cmd;
+    uintptr_t anchor;
+} ShadowEntry;
+
+typedef struct CoroStack {
+    void *corPtr;		/* Coroutine owning it, or NULL. */
+    uint64_t lastUse;
+    ShadowEntry *e;		/* TP_TRACE_LEVELS entries. */
+} CoroStack;
+
+struct TpTraceState {
+    Tcl_Interp *interp;
+    Tcl_Trace trace;
+    uintptr_t spDelta;		/* Calibrated anchor offset. */
+    int calibrated;
+    Tcl_ObjCmdProc *procObjProc;/* objProc of every proc (to tell procs). */
+    ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
+    CoroStack coros[TP_TRACE_COROS];
+    uint64_t useClock;
+    volatile int writing;	/* Level TraceProc is writing, 0 if none. */
+    volatile void *writingCoro;	/* ... and its coroutine. */
+    Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
+    Tcl_HashTable edges;	/* {caller, callee} -> count. */
+    TraceCmd *all;
+    uintptr_t calFrame;		/* Calibration: frame address seen. */
+    uintptr_t trampLo, trampHi;	/* TclNRRunCallbacks, for calibration. */
+};
+
+static Tcl_CmdObjTraceProc TraceProc;
+static Tcl_ObjCmdProc CalibrateCmd;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * LookupCmd --
+ *
+ *	The TraceCmd for a command token, made or remade when the token
+ *	now names another command (deleted and its memory reused, renamed).
+ *
+ * Results:
+ *	The TraceCmd.
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+LookupCmd(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    Tcl_Command token)
+{
+    int isNew;
+    Tcl_HashEntry *h = Tcl_CreateHashEntry(&ts->byToken, (char *) token,
+	    &isNew);
+    const char *tail = Tcl_GetCommandName(interp, token);
+    Tcl_CmdInfo info;
+    TraceCmd *tc;
+    Tcl_Obj *full;
+    const char *s;
+    int len;
+
+    Tcl_GetCommandInfoFromToken(token, &info);
+    if (!isNew) {
+	tc = Tcl_GetHashValue(h);
+	if (tc->tailPtr == tail && tc->nsPtr == info.namespacePtr) {
+	    return tc;
+	}
+    }
+    tc = calloc(1, sizeof(TraceCmd));
+    if (tc == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    full = Tcl_NewObj();
+    Tcl_IncrRefCount(full);
+    Tcl_GetCommandFullName(interp, token, full);
+    s = Tcl_GetStringFromObj(full, &len);
+    tc->type = info.objProc == ts->procObjProc ? TP_TCL_PROC : TP_TCL_CMD;
+    if (tc->type == TP_TCL_CMD && len > 2 && s[0] == ':' && s[1] == ':'
+	    && strstr(s + 2, "::") == NULL) {
+	s += 2;
+	len -= 2;
+    }
+    tc->name = malloc((size_t) len + 1);
+    if (tc->name == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    memcpy(tc->name, s, (size_t) len + 1);
+    tc->nameLen = len;
+    Tcl_DecrRefCount(full);
+    tc->tailPtr = tail;
+    tc->nsPtr = info.namespacePtr;
+    tc->nextAll = ts->all;
+    ts->all = tc;
+    Tcl_SetHashValue(h, tc);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CoroStackFor --
+ *
+ *	The shadow stack of coroutine corPtr, taking the least recently used
+ *	one when it has none.
+ *
+ * Results:
+ *	The stack's entries.
+ *
+ * Side effects:
+ *	May recycle another coroutine's stack.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static ShadowEntry *
+CoroStackFor(
+    TpTraceState *ts,
+    void *corPtr)
+{
+    int i, lru = 0;
+
+    ts->useClock++;
+    for (i = 0; i < TP_TRACE_COROS; i++) {
+	if (ts->coros[i].corPtr == corPtr) {
+	    ts->coros[i].lastUse = ts->useClock;
+	    return ts->coros[i].e;
+	}
+	if (ts->coros[i].lastUse < ts->coros[lru].lastUse) {
+	    lru = i;
+	}
+    }
+    ts->coros[lru].corPtr = NULL;
+    memset(ts->coros[lru].e, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
+    ts->coros[lru].corPtr = corPtr;
+    ts->coros[lru].lastUse = ts->useClock;
+    return ts->coros[lru].e;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TraceProc --
+ *
+ *	The enter trace: records the command at its level and counts the
+ *	call and the edge from the command one level up.
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	Updates the shadow stack and the counts.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+TraceProc(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int level,
+    const char *command,
+    Tcl_Command token,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    TpTraceState *ts = cd;
+    uintptr_t frame = (uintptr_t) __builtin_frame_address(0);
+    TraceCmd *tc;
+    ShadowEntry *stack = ts->main;
+    void *corPtr;
+    int base = 0, rel;
+
+    (void) command;
+    (void) objc;
+    (void) objv;
+    if (!ts->calibrated) {
+	ts->calFrame = frame;
+	return TCL_OK;
+    }
+    tc = LookupCmd(ts, interp, token);
+    tc->calls++;
+    corPtr = TpInterpCoroutine(interp, &base);
+    if (corPtr != NULL) {
+	stack = CoroStackFor(ts, corPtr);
+    }
+    rel = level - base;
+    if (rel < 1 || rel >= TP_TRACE_LEVELS) {
+	return TCL_OK;
+    }
+
+    /*
+     * The caller: one level up, in this stack or, at the coroutine's
+     * first level, the command that resumed it.
+     */
+
+    {
+	TraceCmd *caller = NULL;
+
+	if (rel > 1) {
+	    caller = stack[rel - 1].cmd;
+	} else if (corPtr != NULL && base >= 1 && base < TP_TRACE_LEVELS) {
+	    caller = ts->main[base].cmd;
+	}
+	if (caller != NULL) {
+	    TraceCmd *key[2];
+	    int isNew;
+	    Tcl_HashEntry *h;
+
+	    key[0] = caller;
+	    key[1] = tc;
+	    h = Tcl_CreateHashEntry(&ts->edges, (char *) key, &isNew);
+	    Tcl_SetHashValue(h, (ClientData) ((uintptr_t)
+		    Tcl_GetHashValue(h) + 1));
+	}
+    }
+
+    ts->writingCoro = corPtr;
+    __atomic_store_n(&ts->writing, rel, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    stack[rel].cmd = tc;
+    stack[rel].anchor = frame + ts->spDelta;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CalibrateCmd --
+ *
+ *	Temporary command run once at start: its enter trace recorded
+ *	TraceProc's frame address; here we find the SP of the
+ *	TclNRRunCallbacks frame running us. Their difference is the delta.
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	Sets ts->spDelta and ts->calibrated.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CalibrateCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    TpTraceState *ts = cd;
+    unw_context_t uc;
+    unw_cursor_t cursor;
+    unw_word_t ip, sp;
+    int n = 0;
+
+    (void) interp;
+    (void) objc;
+    (void) objv;
+    if (ts->calFrame == 0) {
+	return TCL_OK;
+    }
+    unw_getcontext(&uc);
+    if (unw_init_local(&cursor, &uc) < 0) {
+	return TCL_OK;
+    }
+    do {
+	unw_get_reg(&cursor, UNW_REG_IP, &ip);
+	if (ip >= ts->trampLo && ip < ts->trampHi) {
+	    unw_get_reg(&cursor, UNW_REG_SP, &sp);
+	    ts->spDelta = (uintptr_t) sp - ts->calFrame;
+	    ts->calibrated = 1;
+	    break;
+	}
+    } while (++n < 256 && unw_step(&cursor) > 0);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTraceStart --
+ *
+ *	Installs the trace on interp and calibrates the anchor delta.
+ *
+ * Results:
+ *	The trace state, or NULL if calibration failed (no trace left).
+ *
+ * Side effects:
+ *	Creates a trace; briefly creates and deletes helper commands.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpTraceState *
+TpTraceStart(
+    Tcl_Interp *interp,
+    uintptr_t trampLo,
+    uintptr_t trampHi)
+{
+    TpTraceState *ts = calloc(1, sizeof(TpTraceState));
+    Tcl_CmdInfo info;
+    int i;
+
+    if (ts == NULL) {
+	return NULL;
+    }
+    ts->interp = interp;
+    ts->trampLo = trampLo;
+    ts->trampHi = trampHi;
+    ts->main = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
+    for (i = 0; i < TP_TRACE_COROS; i++) {
+	ts->coros[i].e = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
+	if (ts->coros[i].e == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+    }
+    if (ts->main == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&ts->edges, 2);
+
+    /*
+     * Every proc has the same objProc; learn it from a throw-away proc.
+     */
+
+    Tcl_EvalEx(interp, "proc ::tclprof::Probe {} {}", -1, TCL_EVAL_GLOBAL);
+    if (Tcl_GetCommandInfo(interp, "::tclprof::Probe", &info)) {
+	ts->procObjProc = info.objProc;
+    }
+    Tcl_DeleteCommand(interp, "::tclprof::Probe");
+
+    ts->trace = Tcl_CreateObjTrace(interp, 0, TCL_ALLOW_INLINE_COMPILATION,
+	    TraceProc, ts, NULL);
+    Tcl_CreateObjCommand(interp, "::tclprof::Calibrate", CalibrateCmd, ts,
+	    NULL);
+    Tcl_EvalEx(interp, "::tclprof::Calibrate", -1, TCL_EVAL_GLOBAL);
+    Tcl_DeleteCommand(interp, "::tclprof::Calibrate");
+    Tcl_ResetResult(interp);
+    if (!ts->calibrated) {
+	TpTraceStop(ts, NULL);
+	return NULL;
+    }
+    return ts;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTraceStop --
+ *
+ *	Removes the trace, moves its call counts into profile p (if not
+ *	NULL) and frees the state. The handler must be quiesced.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Deletes the trace; frees memory.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpTraceStop(
+    TpTraceState *ts,
+    TpProfile *p)
+{
+    TraceCmd *tc, *next;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *h;
+    int i;
+
+    if (ts == NULL) {
+	return;
+    }
+    Tcl_DeleteTrace(ts->interp, ts->trace);
+    if (p != NULL) {
+	for (tc = ts->all; tc != NULL; tc = tc->nextAll) {
+	    if (tc->calls > 0) {
+		TpProfileAddCalls(p, tc->name, tc->type, NULL, tc->calls);
+	    }
+	}
+	for (h = Tcl_FirstHashEntry(&ts->edges, &search); h != NULL;
+		h = Tcl_NextHashEntry(&search)) {
+	    TraceCmd **key = (TraceCmd **) Tcl_GetHashKey(&ts->edges, h);
+
+	    TpProfileAddCalls(p, key[1]->name, key[1]->type, key[0]->name,
+		    (uint64_t) (uintptr_t) Tcl_GetHashValue(h));
+	}
+    }
+    for (tc = ts->all; tc != NULL; tc = next) {
+	next = tc->nextAll;
+	free(tc->name);
+	free(tc);
+    }
+    Tcl_DeleteHashTable(&ts->byToken);
+    Tcl_DeleteHashTable(&ts->edges);
+    for (i = 0; i < TP_TRACE_COROS; i++) {
+	free(ts->coros[i].e);
+    }
+    free(ts->main);
+    free(ts);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CopyStack --
+ *
+ *	Appends shadow entries [from, to] of one stack, innermost first, to
+ *	the slot.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills slot tcl[] and strings; sets TCLTRUNC when full.
+ *
+ * Signal safety:
+ *	Handler only: reads our own preallocated arrays and immutable names.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CopyStack(
+    TpTraceState *ts,
+    const ShadowEntry *stack,
+    void *corPtr,
+    int from,
+    int to,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    TpTclRaw *out = TpSlotTcl(ring, slot);
+    int lvl, skip = 0;
+
+    if (ts->writing != 0 && ts->writingCoro == corPtr) {
+	skip = ts->writing;
+    }
+    for (lvl = to; lvl >= from; lvl--) {
+	const ShadowEntry *e = &stack[lvl];
+	TpTclRaw *r;
+	int k;
+
+	if (lvl == skip || e->cmd == NULL) {
+	    continue;
+	}
+	if (slot->nTcl >= ring->maxTcl) {
+	    slot->flags |= TP_SLOT_TCLTRUNC;
+	    return;
+	}
+	r = &out[slot->nTcl];
+	r->key = (uintptr_t) e->cmd;
+	r->anchor = e->anchor;
+	r->line = 0;
+	r->type = (uint8_t) e->cmd->type;
+	r->flags = 0;
+	r->fileOff = r->fileLen = 0;
+
+	/*
+	 * Recursion repeats names: reuse the bytes already copied.
+	 */
+
+	for (k = (int) slot->nTcl - 1; k >= 0 && k >= (int) slot->nTcl - 8; k--) {
+	    if (out[k].key == r->key) {
+		r->nameOff = out[k].nameOff;
+		r->nameLen = out[k].nameLen;
+		break;
+	    }
+	}
+	if (k < 0 || k < (int) slot->nTcl - 8) {
+	    TpSlotPutStr(ring, slot, e->cmd->name, (size_t) e->cmd->nameLen,
+		    &r->nameOff, &r->nameLen);
+	}
+	slot->nTcl++;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTraceCapture --
+ *
+ *	Copies the shadow stack, cut at the interp's current level, into the
+ *	slot (innermost first).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills the slot's Tcl frames.
+ *
+ * Signal safety:
+ *	Handler only; reads numLevels and the running coroutine through
+ *	interp.c's signal-safe accessors, and our own arrays.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpTraceCapture(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    int level = TpInterpNumLevels(interp), base = 0, i;
+    void *corPtr = TpInterpCoroutine(interp, &base);
+
+    if (level >= TP_TRACE_LEVELS + base) {
+	level = TP_TRACE_LEVELS - 1 + base;
+	slot->flags |= TP_SLOT_TCLTRUNC;
+    }
+    if (corPtr != NULL) {
+	for (i = 0; i < TP_TRACE_COROS; i++) {
+	    if (ts->coros[i].corPtr == corPtr) {
+		CopyStack(ts, ts->coros[i].e, corPtr, 1, level - base, ring,
+			slot);
+		break;
+	    }
+	}
+	level = base < TP_TRACE_LEVELS ? base : TP_TRACE_LEVELS - 1;
+    }
+    CopyStack(ts, ts->main, NULL, 1, level, ring, slot);
+}

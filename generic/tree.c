@@ -1,0 +1,416 @@
+/*
+ * tree.c --
+ *
+ *	Builds the call tree from the profile's stacks. First every location
+ *	is given a function (C locations are symbolized here, after
+ *	sampling), then every stack is walked root to leaf through the tree,
+ *	adding its count to the leaf node's self count. Totals are derived
+ *	afterwards from self counts, so they never disagree.
+ *
+ *	Hiding libtcl's internals happens here, per report: the profile keeps
+ *	every frame, the tree skips the hidden ones and their children are
+ *	re-parented to the nearest kept frame.
+ *
+ *	C functions that implement a Tcl command (their address is some
+ *	command's objProc) are preceded by a frame naming the command, as in
+ *	seed 000's Figure 9 ("tok2column ; tclprim_tok2column"), unless the
+ *	Tcl stack already put that command there.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define NODES_PER_CHUNK 4096
+
+typedef struct NodeChunk {
+    struct NodeChunk *next;
+    int used;
+    TpNode nodes[NODES_PER_CHUNK];
+} NodeChunk;
+
+typedef struct FuncBuilder {
+    TpTree *t;
+    uint32_t capFuncs;
+    Tcl_HashTable byKey;	/* Key string -> function index. */
+    Tcl_HashTable cmdByProc;	/* objProc address -> command name obj. */
+} FuncBuilder;
+
+static TpNode *	NewNode(TpTree *t, uint32_t func);
+static uint32_t	FuncFor(FuncBuilder *b, const char *key, int kind, int type,
+		    int module, const char *name);
+static void	CollectCmd(void *cd, const char *name, uintptr_t objProc);
+static uint64_t	SumTotals(TpNode *n);
+
+static TpNode *
+NewNode(
+    TpTree *t,
+    uint32_t func)
+{
+    NodeChunk *c = t->arena;
+    TpNode *n;
+
+    if (c == NULL || c->used == NODES_PER_CHUNK) {
+	c = calloc(1, sizeof(NodeChunk));
+	if (c == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	c->next = t->arena;
+	t->arena = c;
+    }
+    n = &c->nodes[c->used++];
+    n->func = func;
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FuncFor --
+ *
+ *	The function with the given identity key, created if new.
+ *
+ * Results:
+ *	Its index.
+ *
+ * Side effects:
+ *	May add a function.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint32_t
+FuncFor(
+    FuncBuilder *b,
+    const char *key,
+    int kind,
+    int type,
+    int module,
+    const char *name)
+{
+    TpTree *t = b->t;
+    int isNew;
+    Tcl_HashEntry *h = Tcl_CreateHashEntry(&b->byKey, key, &isNew);
+    TpFunc *f;
+
+    if (!isNew) {
+	return (uint32_t) (uintptr_t) Tcl_GetHashValue(h);
+    }
+    if (t->nFuncs == b->capFuncs) {
+	b->capFuncs = b->capFuncs ? 2 * b->capFuncs : 256;
+	t->funcs = realloc(t->funcs, sizeof(TpFunc) * b->capFuncs);
+	if (t->funcs == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+    }
+    f = &t->funcs[t->nFuncs];
+    memset(f, 0, sizeof(*f));
+    f->kind = (uint8_t) kind;
+    f->type = (uint8_t) type;
+    f->module = module;
+    f->name = strdup(name);
+    f->cmdFunc = -1;
+    Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
+    return t->nFuncs++;
+}
+
+static void
+CollectCmd(
+    void *cd,
+    const char *name,
+    uintptr_t objProc)
+{
+    FuncBuilder *b = cd;
+    int isNew;
+    Tcl_HashEntry *h = Tcl_CreateHashEntry(&b->cmdByProc,
+	    (const char *) objProc, &isNew);
+
+    /*
+     * Several commands may share one objProc (aliases, ensembles built
+     * on one dispatcher); the first name found is kept. Commands whose
+     * objProc lives in libtcl are not labelled: their frames are
+     * internals anyway.
+     */
+
+    if (isNew) {
+	Tcl_Obj *o = Tcl_NewStringObj(name, -1);
+
+	Tcl_IncrRefCount(o);
+	Tcl_SetHashValue(h, o);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTreeBuild --
+ *
+ *	Builds the call tree of profile p under report options o.
+ *
+ * Results:
+ *	A new tree; free with TpTreeFree.
+ *
+ * Side effects:
+ *	Symbolizes C locations (cached in the profile's locations).
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpTree *
+TpTreeBuild(
+    Tcl_Interp *interp,
+    TpProfile *p,
+    const TpReportOptions *o)
+{
+    TpTree *t = calloc(1, sizeof(TpTree));
+    FuncBuilder b;
+    uint32_t i, *funcs, maxDepth = 0;
+    Tcl_DString key;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *h;
+    char buf[128];
+
+    if (t == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    memset(&b, 0, sizeof(b));
+    b.t = t;
+    Tcl_InitHashTable(&b.byKey, TCL_STRING_KEYS);
+    Tcl_InitHashTable(&b.cmdByProc, TCL_ONE_WORD_KEYS);
+    if (interp != NULL) {
+	TpInterpCommandProcs(interp, CollectCmd, &b);
+    }
+    Tcl_DStringInit(&key);
+    t->locFunc = malloc(sizeof(uint32_t) * (p->nLocs + 1));
+    if (t->locFunc == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    for (i = 0; i < p->nLocs; i++) {
+	TpLoc *l = &p->locs[i];
+	uint32_t fi;
+
+	Tcl_DStringSetLength(&key, 0);
+	if (l->kind == TP_KIND_TCL || l->type == TP_TCL_PSEUDO) {
+	    snprintf(buf, sizeof(buf), "t%d|", l->type);
+	    Tcl_DStringAppend(&key, buf, -1);
+	    Tcl_DStringAppend(&key, l->name, -1);
+	    fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, l->type, -1,
+		    l->name);
+	    if (l->file != NULL && t->funcs[fi].file == NULL) {
+		t->funcs[fi].file = l->file;
+	    }
+	    if (l->line > 0 && (t->funcs[fi].line == 0
+		    || l->line < t->funcs[fi].line)) {
+		t->funcs[fi].line = l->line;
+	    }
+	} else {
+	    TpModule *m = l->module >= 0 ? &p->modules.mods[l->module] : NULL;
+	    uintptr_t look = l->offset - (l->isCaller ? 1 : 0);
+	    const char *sym = NULL;
+	    uintptr_t start = 0, size = 0;
+
+	    if (m != NULL && TpSymbolLookup(m, look, &sym, &start, &size)) {
+		snprintf(buf, sizeof(buf), "c|%d|%lx|", l->module,
+			(unsigned long) start);
+		Tcl_DStringAppend(&key, buf, -1);
+		fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, 0,
+			l->module, sym);
+		t->funcs[fi].addr = m->bias + start;
+	    } else if (m != NULL) {
+		snprintf(buf, sizeof(buf), "%s+0x%lx", m->shortName,
+			(unsigned long) look);
+		Tcl_DStringAppend(&key, "c|", -1);
+		Tcl_DStringAppend(&key, buf, -1);
+		fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, 0,
+			l->module, buf);
+	    } else {
+		snprintf(buf, sizeof(buf), "0x%lx", (unsigned long) look);
+		Tcl_DStringAppend(&key, "c|", -1);
+		Tcl_DStringAppend(&key, buf, -1);
+		fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, 0, -1, buf);
+	    }
+	}
+	t->locFunc[i] = fi;
+    }
+
+    /*
+     * Label command implementations.
+     */
+
+    for (i = 0; i < t->nFuncs; i++) {
+	TpFunc *f = &t->funcs[i];
+
+	if (f->kind == TP_KIND_C && f->addr != 0) {
+	    h = Tcl_FindHashEntry(&b.cmdByProc, (const char *) f->addr);
+	    if (h != NULL) {
+		const char *cmd = Tcl_GetString(Tcl_GetHashValue(h));
+
+		Tcl_DStringSetLength(&key, 0);
+		snprintf(buf, sizeof(buf), "t%d|", TP_TCL_CMD);
+		Tcl_DStringAppend(&key, buf, -1);
+		Tcl_DStringAppend(&key, cmd, -1);
+		f->cmdFunc = (int) FuncFor(&b, Tcl_DStringValue(&key),
+			TP_KIND_TCL, TP_TCL_CMD, -1, cmd);
+		f = &t->funcs[i];	/* FuncFor may have moved funcs. */
+	    }
+	}
+    }
+    Tcl_DStringFree(&key);
+    for (h = Tcl_FirstHashEntry(&b.cmdByProc, &search); h != NULL;
+	    h = Tcl_NextHashEntry(&search)) {
+	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(h));
+    }
+    Tcl_DeleteHashTable(&b.cmdByProc);
+    Tcl_DeleteHashTable(&b.byKey);
+
+    /*
+     * Walk every stack into the tree.
+     */
+
+    t->root = NewNode(t, UINT32_MAX);
+    for (i = 0; i < p->nStacks; i++) {
+	if (p->stacks[i].depth > maxDepth) {
+	    maxDepth = p->stacks[i].depth;
+	}
+    }
+    funcs = malloc(sizeof(uint32_t) * (2 * (size_t) maxDepth + 1));
+    if (funcs == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    for (i = 0; i < p->nStacks; i++) {
+	uint32_t n = TpTreeStackFuncs(t, p, i, o, funcs), k;
+	TpNode *node = t->root;
+
+	for (k = 0; k < n; k++) {
+	    TpNode *c, *prev = NULL;
+
+	    for (c = node->firstChild; c != NULL; prev = c, c = c->nextSibling) {
+		if (c->func == funcs[k]) {
+		    break;
+		}
+	    }
+	    if (c == NULL) {
+		c = NewNode(t, funcs[k]);
+		c->nextSibling = node->firstChild;
+		node->firstChild = c;
+	    } else if (prev != NULL) {
+		/* Move to front: hot children are found first. */
+		prev->nextSibling = c->nextSibling;
+		c->nextSibling = node->firstChild;
+		node->firstChild = c;
+	    }
+	    node = c;
+	}
+	node->self += p->stacks[i].count;
+    }
+    free(funcs);
+    SumTotals(t->root);
+    return t;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTreeStackFuncs --
+ *
+ *	The functions of one stack, root first, as the tree shows them:
+ *	hidden frames skipped, command frames inserted, and consecutive
+ *	duplicates (a C function's inner frames, e.g. recursion through a
+ *	hidden frame) kept as they are.
+ *
+ * Results:
+ *	The number of functions written to out (room for 2 * depth).
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+uint32_t
+TpTreeStackFuncs(
+    const TpTree *t,
+    const TpProfile *p,
+    uint32_t stack,
+    const TpReportOptions *o,
+    uint32_t *out)
+{
+    const uint32_t *ids = TpProfileStackIds(p, stack);
+    uint32_t depth = p->stacks[stack].depth, k, n = 0;
+    int lastTcl = -1;		/* Last Tcl function emitted. */
+
+    for (k = 0; k < depth; k++) {
+	uint32_t fi = t->locFunc[ids[k]];
+	const TpFunc *f = &t->funcs[fi];
+
+	if (f->kind == TP_KIND_INTERNAL && f->type != TP_TCL_PSEUDO
+		&& !o->showInternals) {
+	    continue;
+	}
+	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc
+		&& !(n > 0 && out[n - 1] == (uint32_t) f->cmdFunc)) {
+	    out[n++] = (uint32_t) f->cmdFunc;
+	}
+	if (f->kind == TP_KIND_TCL) {
+	    lastTcl = (int) fi;
+	} else if (f->kind == TP_KIND_C) {
+	    lastTcl = -1;
+	}
+	out[n++] = fi;
+    }
+    return n;
+}
+
+static uint64_t
+SumTotals(
+    TpNode *n)
+{
+    TpNode *c;
+    uint64_t total = n->self;
+
+    for (c = n->firstChild; c != NULL; c = c->nextSibling) {
+	total += SumTotals(c);
+    }
+    n->total = total;
+    return total;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTreeFree --
+ *
+ *	Frees a tree.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Frees memory.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpTreeFree(
+    TpTree *t)
+{
+    NodeChunk *c, *next;
+    uint32_t i;
+
+    if (t == NULL) {
+	return;
+    }
+    for (c = t->arena; c != NULL; c = next) {
+	next = c->next;
+	free(c);
+    }
+    for (i = 0; i < t->nFuncs; i++) {
+	free(t->funcs[i].name);
+    }
+    free(t->funcs);
+    free(t->locFunc);
+    free(t);
+}

@@ -1,0 +1,323 @@
+/*
+ * sampler.c --
+ *
+ *	The sampler thread and the clocks that decide when a sample is taken.
+ *
+ *	Wall clock: the sampler thread sleeps to absolute deadlines with
+ *	clock_nanosleep(TIMER_ABSTIME) and its timer slack set to 1 ns, then
+ *	sends SIGPROF to the sampled thread with pthread_kill. Relative
+ *	sleeps drift and default slack coalesces wake-ups: at 10 kHz plain
+ *	nanosleep delivered ~4k samples/s, absolute deadlines 8-9.4k/s
+ *	(DESIGN.md). Wall-clock samples include blocked time (vwait, I/O).
+ *
+ *	CPU clock: a POSIX timer on the sampled thread's CPU clock, delivered
+ *	to that thread (SIGEV_THREAD_ID). Only the thread's running time is
+ *	sampled.
+ *
+ *	In both cases the sampler thread also drains the ring every few
+ *	milliseconds, so the ring only has to absorb the drain's latency.
+ *	It blocks every signal, so no handler ever runs on it.
+ *
+ *	fork: SIGPROF arriving while fork() copies the process can make the
+ *	kernel restart clone() forever (seen in gperftools and
+ *	async-profiler). pthread_atfork handlers block SIGPROF on the forking
+ *	thread and pause the sampler around the fork.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+
+#define TP_DRAIN_NS	(5 * 1000 * 1000)	/* Drain period. */
+
+struct TpSampler {
+    pthread_t thread;		/* The sampler thread. */
+    TpSession *session;		/* Drained every TP_DRAIN_NS. */
+    pthread_t target;		/* Thread to signal. */
+    uint32_t targetTid;
+    uint64_t periodNs;
+    TpClock clock;
+    timer_t timer;		/* CPU clock timer, if haveTimer. */
+    int haveTimer;
+    int stop;			/* Set by TpSamplerStop (atomic). */
+    pid_t pid;			/* Process that started the thread. */
+};
+
+/*
+ * Process-wide fork state, written by the atfork handlers only.
+ */
+
+static struct {
+    pthread_once_t once;	/* Registers the atfork handlers once. */
+    int paused;			/* A fork is in progress (atomic). */
+    sigset_t savedMask;		/* Forking thread's mask before prepare. */
+} forkState = { PTHREAD_ONCE_INIT, 0, {{0}} };
+
+static void *SamplerMain(void *arg);
+static void ForkPrepare(void);
+static void ForkParent(void);
+static void ForkChild(void);
+static void RegisterAtFork(void);
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSamplerStart --
+ *
+ *	Starts sampling the thread `target` (kernel id tid) for session s.
+ *	Must be called on the target thread for -clock cpu (the CPU clock
+ *	timer measures the calling thread).
+ *
+ * Results:
+ *	The sampler, or NULL with a message in *errPtr.
+ *
+ * Side effects:
+ *	Creates a thread and possibly a POSIX timer.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpSampler *
+TpSamplerStart(
+    TpSession *s,
+    pthread_t target,
+    uint32_t tid,
+    const TpOptions *o,
+    Tcl_Obj **errPtr)
+{
+    TpSampler *sp = calloc(1, sizeof(TpSampler));
+    sigset_t all, old;
+    int err;
+
+    if (sp == NULL) {
+	*errPtr = Tcl_NewStringObj("out of memory", -1);
+	return NULL;
+    }
+    pthread_once(&forkState.once, RegisterAtFork);
+    sp->session = s;
+    sp->target = target;
+    sp->targetTid = tid;
+    sp->periodNs = (uint64_t) o->intervalUs * 1000u;
+    sp->clock = o->clock;
+    sp->pid = getpid();
+
+    if (o->clock == TP_CLOCK_CPU) {
+	struct sigevent sev;
+	struct itimerspec its;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = (pid_t) tid;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &sp->timer) != 0) {
+	    *errPtr = Tcl_ObjPrintf("cannot create the CPU clock timer: %s",
+		    strerror(errno));
+	    free(sp);
+	    return NULL;
+	}
+	sp->haveTimer = 1;
+	memset(&its, 0, sizeof(its));
+	its.it_interval.tv_sec = (time_t) (sp->periodNs / 1000000000u);
+	its.it_interval.tv_nsec = (long) (sp->periodNs % 1000000000u);
+	its.it_value = its.it_interval;
+	timer_settime(sp->timer, 0, &its, NULL);
+    }
+
+    /*
+     * The thread inherits a mask blocking every signal: it never runs a
+     * handler, and process-directed signals go to the program's threads.
+     */
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    err = pthread_create(&sp->thread, NULL, SamplerMain, sp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err != 0) {
+	if (sp->haveTimer) {
+	    timer_delete(sp->timer);
+	}
+	*errPtr = Tcl_ObjPrintf("cannot start the sampler thread: %s",
+		strerror(err));
+	free(sp);
+	return NULL;
+    }
+    return sp;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSamplerStop --
+ *
+ *	Stops the timer and the sampler thread and waits for the thread.
+ *	In a forked child the thread does not exist: only memory is freed.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Joins the thread, deletes the timer, frees sp.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSamplerStop(
+    TpSampler *sp)
+{
+    if (sp == NULL) {
+	return;
+    }
+    if (sp->haveTimer) {
+	timer_delete(sp->timer);
+    }
+    if (sp->pid == getpid()) {
+	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(sp->thread, NULL);
+    }
+    free(sp);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SamplerMain --
+ *
+ *	The sampler thread: sends SIGPROF at each deadline (wall clock) and
+ *	drains the ring every TP_DRAIN_NS.
+ *
+ * Results:
+ *	NULL.
+ *
+ * Side effects:
+ *	Signals the target thread; drains into the session's profile.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void *
+SamplerMain(
+    void *arg)
+{
+    TpSampler *sp = arg;
+    struct timespec ts;
+    uint64_t next, now, lastDrain;
+    uint64_t sleepNs = sp->clock == TP_CLOCK_WALL ? sp->periodNs : TP_DRAIN_NS;
+
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    next = lastDrain = TpNowNs();
+    while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+	next += sleepNs;
+	ts.tv_sec = (time_t) (next / 1000000000u);
+	ts.tv_nsec = (long) (next % 1000000000u);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
+		== EINTR) {
+	    /* Retry: all signals are blocked, but be safe. */
+	}
+	if (__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+	    break;
+	}
+	if (sp->clock == TP_CLOCK_WALL
+		&& !__atomic_load_n(&forkState.paused, __ATOMIC_ACQUIRE)) {
+	    pthread_kill(sp->target, SIGPROF);
+	}
+	now = TpNowNs();
+
+	/*
+	 * After a long stall (the machine was busy, or the drain waited for
+	 * a report), skip the missed deadlines instead of sending a burst.
+	 */
+
+	if (now > next + 4 * sleepNs) {
+	    next = now;
+	}
+	if (now - lastDrain >= TP_DRAIN_NS) {
+	    TpSessionDrain(sp->session);
+	    lastDrain = now;
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSamplerPause --
+ *
+ *	Pauses (pause != 0) or resumes the sending of wall-clock samples.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sets the process-wide pause flag.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSamplerPause(
+    int pause)
+{
+    __atomic_store_n(&forkState.paused, pause, __ATOMIC_RELEASE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ForkPrepare, ForkParent, ForkChild, RegisterAtFork --
+ *
+ *	pthread_atfork handlers: no SIGPROF reaches the forking thread while
+ *	fork() runs, so clone() is never interrupted and restarted.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Changes the forking thread's signal mask for the fork's duration.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ForkPrepare(void)
+{
+    sigset_t set;
+
+    TpSamplerPause(1);
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, &forkState.savedMask);
+}
+
+static void
+ForkParent(void)
+{
+    pthread_sigmask(SIG_SETMASK, &forkState.savedMask, NULL);
+    TpSamplerPause(0);
+}
+
+static void
+ForkChild(void)
+{
+    /*
+     * The sampler thread and the CPU timer do not exist in the child: no
+     * SIGPROF will come unless the child starts a profiler of its own.
+     */
+
+    pthread_sigmask(SIG_SETMASK, &forkState.savedMask, NULL);
+    TpSamplerPause(0);
+}
+
+static void
+RegisterAtFork(void)
+{
+    pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+}

@@ -1,0 +1,275 @@
+/*
+ * signal.c --
+ *
+ *	The SIGPROF handler and its installation.
+ *
+ * The handler's contract (read before changing anything it calls):
+ *
+ *   - Only async-signal-safe work: no Tcl API, no malloc, no stdio, no
+ *     locks, no Tcl_Obj reference counts. It reads the interpreter's
+ *     structures and copies bytes into preallocated memory, nothing else.
+ *   - errno is saved on entry and restored on exit: the interrupted code
+ *     may be between a failing system call and its errno check.
+ *   - Re-entry is refused (a per-thread guard), never waited for.
+ *   - When the ring is full the sample is dropped and counted; the handler
+ *     never waits for the drain.
+ *   - Stop protocol: the owner clears ts->active, makes sure no handler
+ *     runs (TpSignalQuiesce), and only then touches the ring or the trace.
+ *
+ *	The handler is installed with SA_RESTART (DESIGN.md: without it a
+ *	blocking socket read fails with "interrupted system call" within a
+ *	millisecond, because Tcl does not retry recv on EINTR) and SA_SIGINFO
+ *	(the ucontext is where the unwind starts).
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The per-thread state, reached by one initial-exec TLS pointer: reading
+ * it in the handler is a single load, with no call into the dynamic
+ * loader (which a general-dynamic TLS access can make).
+ */
+
+static __thread TpThreadState *tpThreadState
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Process-wide signal state: the disposition we replaced. Written only
+ * by TpSignalInstall and TpSignalRestore, which the session calls under
+ * its process lock.
+ */
+
+static struct {
+    int installed;		/* Our handler is the current one. */
+    struct sigaction previous;	/* Disposition to restore. */
+} signalState;
+
+static void ProfHandler(int sig, siginfo_t *info, void *ucontext);
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpThreadStateGet --
+ *
+ *	Returns the calling thread's state, creating it the first time.
+ *
+ * Results:
+ *	The state (never NULL; allocation failure panics like ckalloc).
+ *
+ * Side effects:
+ *	May allocate. The state lives as long as the thread; it is tiny.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpThreadState *
+TpThreadStateGet(void)
+{
+    if (tpThreadState == NULL) {
+	TpThreadState *ts = calloc(1, sizeof(TpThreadState));
+
+	if (ts == NULL) {
+	    Tcl_Panic("tclprof: out of memory for thread state");
+	}
+	ts->tid = TpGetTid();
+	tpThreadState = ts;
+    }
+    return tpThreadState;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ProfHandler --
+ *
+ *	The SIGPROF handler: takes one sample of the current thread into
+ *	its ring.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills and publishes one ring slot, or counts a drop.
+ *
+ * Signal safety:
+ *	This is the signal path; see the contract at the top of the file.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ProfHandler(
+    int sig,
+    siginfo_t *info,
+    void *ucontext)
+{
+    int savedErrno = errno;
+    TpThreadState *ts = tpThreadState;
+    TpSlot *slot;
+    uint64_t t0, dt;
+
+    (void) sig;
+    (void) info;
+    if (ts == NULL || !__atomic_load_n(&ts->active, __ATOMIC_ACQUIRE)
+	    || ts->inHandler) {
+	errno = savedErrno;
+	return;
+    }
+    __atomic_store_n(&ts->inHandler, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&ts->active, __ATOMIC_SEQ_CST)) {
+	goto done;
+    }
+    t0 = TpNowNs();
+    slot = TpRingReserve(ts->ring);
+    if (slot != NULL) {
+	slot->timeNs = t0;
+	slot->tid = ts->tid;
+	slot->mode = (uint16_t) ts->mode;
+	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
+	if (ts->mode == TP_MODE_FRAMES) {
+	    TpInterpCapture(ts->interp, ts->ring, slot);
+	} else if (ts->mode == TP_MODE_TRACE && ts->trace != NULL) {
+	    TpTraceCapture(ts->trace, ts->interp, ts->ring, slot);
+	}
+	dt = TpNowNs() - t0;
+	slot->handlerNs = (uint32_t) (dt > UINT32_MAX ? UINT32_MAX : dt);
+	TpRingCommit(ts->ring);
+	if (dt > ts->handlerNsMax) {
+	    ts->handlerNsMax = dt;
+	}
+	ts->handlerNsSum += dt;
+	ts->handled++;
+    }
+  done:
+    __atomic_store_n(&ts->inHandler, 0, __ATOMIC_RELEASE);
+    errno = savedErrno;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSignalInstall --
+ *
+ *	Installs the SIGPROF handler, unless someone else's is there: two
+ *	profilers sharing one signal would each see the other's samples.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with a message in *errPtr.
+ *
+ * Side effects:
+ *	Changes the process's SIGPROF disposition.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSignalInstall(
+    Tcl_Obj **errPtr)
+{
+    struct sigaction sa, old;
+
+    if (signalState.installed) {
+	return TCL_OK;
+    }
+    if (sigaction(SIGPROF, NULL, &old) != 0) {
+	*errPtr = Tcl_ObjPrintf("cannot read the SIGPROF disposition: %s",
+		strerror(errno));
+	return TCL_ERROR;
+    }
+    if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
+	    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+	*errPtr = Tcl_NewStringObj("another SIGPROF handler is installed "
+		"(another profiler?): refusing to replace it", -1);
+	return TCL_ERROR;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = ProfHandler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(SIGPROF, &sa, &signalState.previous) != 0) {
+	*errPtr = Tcl_ObjPrintf("cannot install the SIGPROF handler: %s",
+		strerror(errno));
+	return TCL_ERROR;
+    }
+    signalState.installed = 1;
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSignalRestore --
+ *
+ *	Puts back the SIGPROF disposition found at install time. A SIGPROF
+ *	already sent to this thread but not yet delivered is consumed first:
+ *	delivered after the restore, the default action would kill the
+ *	process.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Changes the SIGPROF disposition; may consume a pending SIGPROF.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSignalRestore(void)
+{
+    sigset_t set, old, pending;
+    struct timespec zero = {0, 0};
+
+    if (!signalState.installed) {
+	return;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    while (sigpending(&pending) == 0 && sigismember(&pending, SIGPROF)) {
+	if (sigtimedwait(&set, NULL, &zero) < 0 && errno != EINTR) {
+	    break;
+	}
+    }
+    sigaction(SIGPROF, &signalState.previous, NULL);
+    signalState.installed = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSignalQuiesce --
+ *
+ *	The stop protocol's first half: no more samples are taken on ts's
+ *	thread, and none is in progress when this returns.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Clears ts->active.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSignalQuiesce(
+    TpThreadState *ts)
+{
+    __atomic_store_n(&ts->active, 0, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&ts->inHandler, __ATOMIC_SEQ_CST)) {
+	/*
+	 * Only reachable when called from another thread than ts's: on
+	 * ts's own thread a running handler has finished before we run.
+	 */
+
+	sched_yield();
+    }
+}

@@ -242,6 +242,7 @@ TpProfileFree(
 	free(p->calls[i].caller);
     }
     free(p->calls);
+    free(p->program);
     HashFree(p->callIndex);
     HashFree(p->locIndex);
     HashFree(p->stackIndex);

@@ -162,17 +162,16 @@ TpReportText(
 {
     Tcl_DString ds;
     char buf[256];
-    const char *mode, *clock;
-    int interval, count, i;
+    int count, i;
     uint64_t all = t->root->total;
     TpNode **kids;
 
-    TpSessionInfo(interp, &mode, &interval, &clock);
     Tcl_DStringInit(&ds);
     snprintf(buf, sizeof(buf),
 	    "tclprof %s: %llu samples, interval %d us, clock %s, mode %s,"
 	    " %llu truncated, %llu merge mismatches\n",
-	    TCLPROF_VERSION, (unsigned long long) all, interval, clock, mode,
+	    TCLPROF_VERSION, (unsigned long long) all, p->intervalUs,
+	    TpClockName(p->clock), TpModeName(p->mode),
 	    (unsigned long long) p->truncated,
 	    (unsigned long long) p->mergeMismatch);
     Tcl_DStringAppend(&ds, buf, -1);

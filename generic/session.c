@@ -353,6 +353,18 @@ TpSessionStart(
 
     s->pid = getpid();
     s->startNs = TpNowNs();
+    pthread_mutex_lock(&s->lock);
+    s->profile->mode = mode;
+    s->profile->intervalUs = o->intervalUs;
+    s->profile->clock = o->clock;
+    if (s->profile->startEpochUs == 0) {
+	Tcl_Time now;
+
+	Tcl_GetTime(&now);
+	s->profile->startEpochUs = (uint64_t) now.sec * 1000000u
+		+ (uint64_t) now.usec;
+    }
+    pthread_mutex_unlock(&s->lock);
     __atomic_store_n(&ts->active, 1, __ATOMIC_RELEASE);
     s->sampler = TpSamplerStart(s, pthread_self(), ts->tid, o, &err);
     if (s->sampler == NULL) {
@@ -417,10 +429,12 @@ StopLocked(
 	s->trace = NULL;
 	s->ts->trace = NULL;
     }
+    s->elapsedNs += TpNowNs() - s->startNs;
+    s->profile->elapsedNs = s->elapsedNs;
+    s->profile->dropped = s->droppedBase;
     pthread_mutex_unlock(&s->lock);
     s->ts->ring = NULL;
     TpSignalRestore();
-    s->elapsedNs += TpNowNs() - s->startNs;
     s->running = 0;
     tpProcess.active = NULL;
 }
@@ -491,8 +505,19 @@ TpSessionReset(
     } else {
 	s->droppedBase = 0;
     }
-    TpProfileFree(s->profile);
-    s->profile = s->running ? TpProfileNew() : NULL;
+    if (s->running) {
+	TpProfile *fresh = TpProfileNew();
+
+	fresh->mode = s->profile->mode;
+	fresh->intervalUs = s->profile->intervalUs;
+	fresh->clock = s->profile->clock;
+	fresh->startEpochUs = s->profile->startEpochUs;
+	TpProfileFree(s->profile);
+	s->profile = fresh;
+    } else {
+	TpProfileFree(s->profile);
+	s->profile = NULL;
+    }
     s->elapsedNs = 0;
     s->startNs = TpNowNs();
     if (s->ts != NULL) {
@@ -672,29 +697,70 @@ TpSessionRunning(
 /*
  *----------------------------------------------------------------------
  *
- * TpSessionInfo --
+ * TpSessionSetProfile --
  *
- *	Facts about the interp's session that reports print in headers.
+ *	Replaces the interp's profile with p (a profile loaded from a file,
+ *	or merged from several): every report and export then reads it.
  *
  * Results:
- *	None.
+ *	TCL_OK, or TCL_ERROR while the profiler runs.
  *
  * Side effects:
- *	Fills *modePtr, *intervalPtr, *clockPtr.
+ *	Frees the previous profile; the session owns p.
  *
  *----------------------------------------------------------------------
  */
 
-void
-TpSessionInfo(
+int
+TpSessionSetProfile(
     Tcl_Interp *interp,
-    const char **modePtr,
-    int *intervalPtr,
-    const char **clockPtr)
+    TpProfile *p)
 {
     TpSession *s = GetSession(interp, 1);
 
-    *modePtr = modeNames[s->mode];
-    *intervalPtr = s->opts.intervalUs;
-    *clockPtr = clockNames[s->opts.clock];
+    if (s->running) {
+	TpSetError(interp, "STATE", "RUNNING",
+		"cannot replace the profile while the profiler is running");
+	return TCL_ERROR;
+    }
+    pthread_mutex_lock(&s->lock);
+    TpProfileFree(s->profile);
+    s->profile = p;
+    s->elapsedNs = p->elapsedNs;
+    s->droppedBase = p->dropped;
+    s->mode = (TpMode) p->mode;
+    s->opts.intervalUs = p->intervalUs;
+    s->opts.clock = (TpClock) p->clock;
+    pthread_mutex_unlock(&s->lock);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpModeName, TpClockName --
+ *
+ *	Names of modes and clocks, as options and reports spell them.
+ *
+ * Results:
+ *	A static string.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+const char *
+TpModeName(
+    int mode)
+{
+    return mode >= 0 && mode <= TP_MODE_TRACE ? modeNames[mode] : "none";
+}
+
+const char *
+TpClockName(
+    int clock)
+{
+    return clock == TP_CLOCK_CPU ? "cpu" : "wall";
 }

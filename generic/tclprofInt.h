@@ -382,6 +382,19 @@ typedef struct TpCalls {
 } TpCalls;
 
 struct TpProfile {
+    /*
+     * What the profile is of; written by the session at start and stop
+     * (or by a loader), read by reports and exporters.
+     */
+
+    int mode;			/* TpMode of the last run. */
+    int intervalUs;
+    int clock;			/* TpClock. */
+    uint64_t startEpochUs;	/* Wall clock at the first start. */
+    uint64_t elapsedNs;		/* Sampled wall time of finished runs. */
+    uint64_t dropped;		/* Samples lost to a full ring. */
+    char *program;		/* Script or program name, or NULL. */
+
     TpModules modules;
     TpLoc *locs;  uint32_t nLocs, capLocs;
     TpHash *locIndex;
@@ -446,8 +459,9 @@ MODULE_SCOPE int	TpSessionStop(Tcl_Interp *interp);
 MODULE_SCOPE int	TpSessionReset(Tcl_Interp *interp);
 MODULE_SCOPE int	TpSessionRunning(Tcl_Interp *interp);
 MODULE_SCOPE Tcl_Obj *	TpSessionStatus(Tcl_Interp *interp);
-MODULE_SCOPE void	TpSessionInfo(Tcl_Interp *interp, const char **modePtr,
-			    int *intervalPtr, const char **clockPtr);
+MODULE_SCOPE int	TpSessionSetProfile(Tcl_Interp *interp, TpProfile *p);
+MODULE_SCOPE const char *TpModeName(int mode);
+MODULE_SCOPE const char *TpClockName(int clock);
 
 /*
  * Calls fn with the profile, drained and locked, and returns its result.

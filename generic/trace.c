@@ -377,7 +377,7 @@ TpTraceStart(
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
-    Tcl_InitHashTable(&ts->edges, 2);
+    Tcl_InitHashTable(&ts->edges, (int) (2 * sizeof(TraceCmd *) / sizeof(int)));
 
     /*
      * Every proc has the same objProc; learn it from a throw-away proc.

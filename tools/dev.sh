@@ -1,0 +1,59 @@
+#!/bin/sh
+# dev.sh --
+#
+#	One entry point for a fresh Debian 12 machine: installs the system
+#	packages the build and the tests need (when run as root; otherwise
+#	prints the apt-get line and stops), configures, builds, then runs
+#	the requested job.
+#
+#	tools/dev.sh demo	profile the bundled demo and print the report
+#	tools/dev.sh test	the whole test suite: plain, under ASan+UBSan,
+#				and the non-signal part under valgrind
+#	tools/dev.sh build	configure and build only
+
+set -eu
+cd "$(dirname "$0")/.."
+
+job=${1:-demo}
+case $job in
+    demo|test|build) ;;
+    *) echo "usage: tools/dev.sh demo|test|build" >&2; exit 2 ;;
+esac
+
+# Packages: compiler, Tcl with its private headers and static library,
+# nongnu libunwind, tcltest's companions, and the tools the tests drive.
+packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev tcllib valgrind"
+
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+	missing="$missing $p"
+    fi
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+	echo "dev.sh: installing:$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+    else
+	echo "dev.sh: missing packages; run as root:"
+	echo "    apt-get update && apt-get install -y$missing"
+	exit 1
+    fi
+fi
+
+if [ ! -f Makefile ] || [ configure -nt Makefile ] || [ Makefile.in -nt Makefile ]; then
+    ./configure >/dev/null
+fi
+make -s binaries
+
+case $job in
+    demo)
+	make -s demo
+	;;
+    test)
+	make -s test
+	make -s sanitize
+	make -s valgrind
+	;;
+esac

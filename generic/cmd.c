@@ -14,7 +14,7 @@
 #include "tclprofInt.h"
 #include <string.h>
 
-static Tcl_ObjCmdProc StartCmd, StopCmd, ResetCmd, StatusCmd, ReportCmd,
+static Tcl_ObjCmdProc CallsCmd, StartCmd, StopCmd, ResetCmd, StatusCmd, ReportCmd,
 	UnknownCmd;
 
 /*
@@ -25,6 +25,7 @@ static const struct {
     const char *name;
     Tcl_ObjCmdProc *proc;
 } subcommands[] = {
+    {"calls", CallsCmd},
     {"report", ReportCmd},
     {"reset", ResetCmd},
     {"start", StartCmd},
@@ -364,6 +365,56 @@ ReportCmd(
 	}
     }
     return TpSessionWithProfile(interp, DoReport, &a);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CallsCmd --
+ *
+ *	Syntax: profiler calls ?-edges?
+ *	        [0]      [1]   [2]
+ *
+ * Results:
+ *	Exact call counts from trace mode (empty in other modes).
+ *
+ * Side effects:
+ *	Drains the ring.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+DoCalls(
+    Tcl_Interp *interp,
+    TpProfile *p,
+    void *cd)
+{
+    return TpReportCalls(interp, p, *(int *) cd);
+}
+
+static int
+CallsCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const options[] = {"-edges", NULL};
+    int edges = 0, idx;
+
+    (void) cd;
+    if (objc > 2) {
+	return WrongArgs(interp, 1, objv, "?-edges?");
+    }
+    if (objc == 2) {
+	if (GetIndex(interp, objv[1], options, "option", "USAGE", "OPTION",
+		&idx) != TCL_OK) {
+	    return TCL_ERROR;
+	}
+	edges = 1;
+    }
+    return TpSessionWithProfile(interp, DoCalls, &edges);
 }
 
 /*

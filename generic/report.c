@@ -211,6 +211,8 @@ DictNode(
     const TpProfile *p,
     const TpTree *t,
     const TpNode *n,
+    const TpNode *parent,
+    Tcl_HashTable *calls,
     int depth,
     uint64_t all,
     const TpReportOptions *o)
@@ -236,12 +238,37 @@ DictNode(
     if (f->module >= 0) {
 	PUT("module", Tcl_NewStringObj(p->modules.mods[f->module].shortName, -1));
     }
+    if (f->kind == TP_KIND_TCL && calls->numEntries > 0) {
+	Tcl_HashEntry *h = NULL;
+	Tcl_DString key;
+
+	/*
+	 * Exact calls (trace mode): of this function from its parent when
+	 * the parent is a Tcl function, else of this function in all.
+	 */
+
+	Tcl_DStringInit(&key);
+	if (parent != NULL && t->funcs[parent->func].kind == TP_KIND_TCL) {
+	    Tcl_DStringAppend(&key, t->funcs[parent->func].name, -1);
+	    Tcl_DStringAppend(&key, "\x01", 1);
+	    Tcl_DStringAppend(&key, f->name, -1);
+	    h = Tcl_FindHashEntry(calls, Tcl_DStringValue(&key));
+	}
+	if (h == NULL) {
+	    h = Tcl_FindHashEntry(calls, f->name);
+	}
+	Tcl_DStringFree(&key);
+	if (h != NULL) {
+	    PUT("calls", Tcl_NewWideIntObj((Tcl_WideInt) (intptr_t)
+		    Tcl_GetHashValue(h)));
+	}
+    }
     if (o->maxDepth <= 0 || depth + 1 < o->maxDepth) {
 	v = SortedChildren(t, n, &count);
 	for (i = 0; i < count; i++) {
 	    if (Visible(v[i], all, o)) {
 		Tcl_ListObjAppendElement(NULL, kids,
-			DictNode(p, t, v[i], depth + 1, all, o));
+			DictNode(p, t, v[i], n, calls, depth + 1, all, o));
 	    }
 	}
 	free(v);
@@ -277,16 +304,103 @@ TpReportDict(
     Tcl_Obj *roots = Tcl_NewListObj(0, NULL);
     uint64_t all = t->root->total;
     TpNode **v;
-    int count, i;
+    int count, i, isNew;
+    uint32_t k;
+    Tcl_HashTable calls;
+    Tcl_DString key;
 
+    Tcl_InitHashTable(&calls, TCL_STRING_KEYS);
+    Tcl_DStringInit(&key);
+    for (k = 0; k < p->nCalls; k++) {
+	Tcl_DStringSetLength(&key, 0);
+	if (p->calls[k].caller != NULL) {
+	    Tcl_DStringAppend(&key, p->calls[k].caller, -1);
+	    Tcl_DStringAppend(&key, "\x01", 1);
+	}
+	Tcl_DStringAppend(&key, p->calls[k].callee, -1);
+	Tcl_SetHashValue(Tcl_CreateHashEntry(&calls, Tcl_DStringValue(&key),
+		&isNew), (ClientData) (intptr_t) p->calls[k].count);
+    }
+    Tcl_DStringFree(&key);
     v = SortedChildren(t, t->root, &count);
     for (i = 0; i < count; i++) {
 	if (Visible(v[i], all, o)) {
 	    Tcl_ListObjAppendElement(NULL, roots,
-		    DictNode(p, t, v[i], 0, all, o));
+		    DictNode(p, t, v[i], NULL, &calls, 0, all, o));
 	}
     }
     free(v);
+    Tcl_DeleteHashTable(&calls);
     Tcl_SetObjResult(interp, roots);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpReportCalls --
+ *
+ *	Exact call counts (trace mode): a dict {callee count ...}, or with
+ *	edges a flat list {caller callee count ...}, most calls first.
+ *
+ * Results:
+ *	TCL_OK; the value is the interp result.
+ *
+ * Side effects:
+ *	Sets the interp result.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const TpProfile *sortProfile;
+
+static int
+CompareCalls(
+    const void *a,
+    const void *b)
+{
+    const TpCalls *x = &sortProfile->calls[*(const uint32_t *) a];
+    const TpCalls *y = &sortProfile->calls[*(const uint32_t *) b];
+
+    if (x->count != y->count) {
+	return x->count > y->count ? -1 : 1;
+    }
+    return strcmp(x->callee, y->callee);
+}
+
+int
+TpReportCalls(
+    Tcl_Interp *interp,
+    TpProfile *p,
+    int edges)
+{
+    Tcl_Obj *result = edges ? Tcl_NewListObj(0, NULL) : Tcl_NewDictObj();
+    uint32_t *order = malloc(sizeof(uint32_t) * (p->nCalls + 1)), i;
+
+    if (order == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    for (i = 0; i < p->nCalls; i++) {
+	order[i] = i;
+    }
+    sortProfile = p;
+    qsort(order, p->nCalls, sizeof(uint32_t), CompareCalls);
+    for (i = 0; i < p->nCalls; i++) {
+	const TpCalls *c = &p->calls[order[i]];
+
+	if (edges && c->caller != NULL) {
+	    Tcl_ListObjAppendElement(NULL, result,
+		    Tcl_NewStringObj(c->caller, -1));
+	    Tcl_ListObjAppendElement(NULL, result,
+		    Tcl_NewStringObj(c->callee, -1));
+	    Tcl_ListObjAppendElement(NULL, result,
+		    Tcl_NewWideIntObj((Tcl_WideInt) c->count));
+	} else if (!edges && c->caller == NULL) {
+	    Tcl_DictObjPut(NULL, result, Tcl_NewStringObj(c->callee, -1),
+		    Tcl_NewWideIntObj((Tcl_WideInt) c->count));
+	}
+    }
+    free(order);
+    Tcl_SetObjResult(interp, result);
     return TCL_OK;
 }

@@ -128,10 +128,9 @@ CollectCmd(
 	    (const char *) objProc, &isNew);
 
     /*
-     * Several commands may share one objProc (aliases, ensembles built
-     * on one dispatcher); the first name found is kept. Commands whose
-     * objProc lives in libtcl are not labelled: their frames are
-     * internals anyway.
+     * Several commands may share one objProc (every proc, aliases,
+     * ensembles, objects): such an objProc names no command in
+     * particular, so it is marked ambiguous (NULL) and never used.
      */
 
     if (isNew) {
@@ -139,6 +138,9 @@ CollectCmd(
 
 	Tcl_IncrRefCount(o);
 	Tcl_SetHashValue(h, o);
+    } else if (Tcl_GetHashValue(h) != NULL) {
+	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(h));
+	Tcl_SetHashValue(h, NULL);
     }
 }
 
@@ -242,11 +244,15 @@ TpTreeBuild(
     for (i = 0; i < t->nFuncs; i++) {
 	TpFunc *f = &t->funcs[i];
 
-	if (f->kind == TP_KIND_C && f->addr != 0) {
+	if (f->kind != TP_KIND_TCL && f->addr != 0) {
 	    h = Tcl_FindHashEntry(&b.cmdByProc, (const char *) f->addr);
-	    if (h != NULL) {
+	    if (h != NULL && Tcl_GetHashValue(h) != NULL) {
 		const char *cmd = Tcl_GetString(Tcl_GetHashValue(h));
 
+		if (cmd[0] == ':' && cmd[1] == ':'
+			&& strstr(cmd + 2, "::") == NULL) {
+		    cmd += 2;	/* Global commands as users type them. */
+		}
 		Tcl_DStringSetLength(&key, 0);
 		snprintf(buf, sizeof(buf), "t%d|", TP_TCL_CMD);
 		Tcl_DStringAppend(&key, buf, -1);
@@ -260,7 +266,9 @@ TpTreeBuild(
     Tcl_DStringFree(&key);
     for (h = Tcl_FirstHashEntry(&b.cmdByProc, &search); h != NULL;
 	    h = Tcl_NextHashEntry(&search)) {
-	Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(h));
+	if (Tcl_GetHashValue(h) != NULL) {
+	    Tcl_DecrRefCount((Tcl_Obj *) Tcl_GetHashValue(h));
+	}
     }
     Tcl_DeleteHashTable(&b.cmdByProc);
     Tcl_DeleteHashTable(&b.byKey);
@@ -345,13 +353,14 @@ TpTreeStackFuncs(
 	uint32_t fi = t->locFunc[ids[k]];
 	const TpFunc *f = &t->funcs[fi];
 
-	if (f->kind == TP_KIND_INTERNAL && f->type != TP_TCL_PSEUDO
-		&& !o->showInternals) {
-	    continue;
-	}
 	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc
 		&& !(n > 0 && out[n - 1] == (uint32_t) f->cmdFunc)) {
 	    out[n++] = (uint32_t) f->cmdFunc;
+	    lastTcl = f->cmdFunc;
+	}
+	if (f->kind == TP_KIND_INTERNAL && f->type != TP_TCL_PSEUDO
+		&& !o->showInternals) {
+	    continue;
 	}
 	if (f->kind == TP_KIND_TCL) {
 	    lastTcl = (int) fi;

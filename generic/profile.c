@@ -383,12 +383,18 @@ TpProfileCLoc(
     uintptr_t offset = pc;
     int mod = TpModulesFind(&p->modules, pc, &offset);
 
-    if (mod < 0) {
+    if (mod < 0 && TpNowNs() - p->lastScanNs > 50u * 1000 * 1000) {
+	/*
+	 * A library loaded since the last scan. Rate-limited: a pc in no
+	 * module at all (JIT code, a corrupt frame) would rescan per sample.
+	 */
+
+	p->lastScanNs = TpNowNs();
 	TpModulesScan(&p->modules);
 	mod = TpModulesFind(&p->modules, pc, &offset);
-	if (mod < 0) {
-	    offset = pc;
-	}
+    }
+    if (mod < 0) {
+	offset = pc;
     }
     memset(&k, 0, sizeof(k));
     k.kind = (mod >= 0 && p->modules.mods[mod].isTcl)

@@ -396,6 +396,7 @@ struct TpProfile {
     char *program;		/* Script or program name, or NULL. */
 
     TpModules modules;
+    uint64_t lastScanNs;	/* Last rescan of the modules. */
     TpLoc *locs;  uint32_t nLocs, capLocs;
     TpHash *locIndex;
     uint32_t *pool; size_t nPool, capPool;

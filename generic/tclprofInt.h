@@ -485,6 +485,11 @@ MODULE_SCOPE int	TpSessionWithProfile(Tcl_Interp *interp,
 /* Called by the sampler thread. */
 MODULE_SCOPE void	TpSessionDrain(TpSession *s);
 
+/* Called by the atfork handlers (unix/sampler.c); see session.c. */
+MODULE_SCOPE void	TpSessionForkPrepare(void);
+MODULE_SCOPE void	TpSessionForkParent(void);
+MODULE_SCOPE void	TpSessionForkChild(void);
+
 /*
  * ----------------------------------------------------------------------
  * The sampler and the handler (unix/sampler.c, unix/signal.c).

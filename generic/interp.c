@@ -122,7 +122,7 @@ typedef struct TpInterpInfoPrefix {
 #define CREATOR_STEPS	4096	/* Callbacks read for all of them. */
 #define MAX_BUCKET	64	/* Hash chain length read. */
 #define MAX_COMMANDS	20000	/* Commands decoded to map a pc to a line. */
-#define LOOKAHEAD	4	/* Frames tried per callback (missing
+#define LOOKAHEAD	2	/* Frames tried per callback (missing
 				 * witnesses). */
 #define WORD_MAX	64	/* Longest command word kept for CMD. */
 
@@ -155,6 +155,7 @@ typedef struct Cap {
     const TpTramp *tramp;
     int nTramp;
     Interp *iPtr;		/* Interp being walked. */
+    const Tcl_ObjType *bcType;	/* "bytecode" type, once seen. */
     int full;			/* Stopped at ring->maxTcl. */
     unsigned nextCache;
     Cache cache[16];
@@ -611,13 +612,22 @@ BcCached(
 
 static int
 IsBytecode(
+    Cap *c,
     Tcl_Obj *objPtr)
 {
     const Tcl_ObjType *t;
 
-    return OKP(objPtr) && OKP(t = objPtr->typePtr) && Ok(t->name, 1)
-	    && !strcmp(t->name, "bytecode")
-	    && OKP(objPtr->internalRep.twoPtrValue.ptr1);
+    if (!OKP(objPtr) || !OKP(t = objPtr->typePtr)
+	    || !OKP(objPtr->internalRep.twoPtrValue.ptr1)) {
+	return 0;
+    }
+    if (t != c->bcType) {
+	if (!Ok(t->name, 1) || strcmp(t->name, "bytecode")) {
+	    return 0;
+	}
+	c->bcType = t;
+    }
+    return 1;
 }
 
 /*
@@ -722,7 +732,7 @@ EmitCallFrame(
 	 * whatever the reused stack memory held: require a sane body.
 	 */
 
-	if (!OKP(procPtr) || !IsBytecode(procPtr->bodyPtr)) {
+	if (!OKP(procPtr) || !IsBytecode(c, procPtr->bodyPtr)) {
 	    return;
 	}
 	type = (flags & FRAME_IS_LAMBDA) ? TP_TCL_LAMBDA
@@ -927,6 +937,7 @@ EmitCmd(
 
 static CmdFrame *
 BodyCf(
+    Cap *c,
     CallFrame *fp,
     CmdFrame *cf)		/* Outermost CmdFrame seen with framePtr fp,
 				 * or another one. */
@@ -947,7 +958,7 @@ BodyCf(
      */
 
     return ((cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC)
-	    && OKP(procPtr) && IsBytecode(procPtr->bodyPtr)
+	    && OKP(procPtr) && IsBytecode(c, procPtr->bodyPtr)
 	    && cf->data.tebc.codePtr
 		== procPtr->bodyPtr->internalRep.twoPtrValue.ptr1) ? cf : NULL;
 }
@@ -982,7 +993,7 @@ WalkContext(
 		pushed++) {
 	    int n = c->n;
 
-	    EmitCallFrame(c, fp, BodyCf(fp, lastCf));
+	    EmitCallFrame(c, fp, BodyCf(c, fp, lastCf));
 	    outerRaw = (c->n > n) ? n : outerRaw;
 	    fp = fp->callerPtr;
 	}
@@ -1057,13 +1068,16 @@ AssignSegments(
     NRE_callback *cb;
     uint64_t mask = 0;
     int j = first, stretch = first, lastRoot = -1, k, steps = 0, ctx = 0;
-    int lastWant = first, cr = 0;
+    int lastWant = first, cr = 0, nullFrom;
 
     for (k = 0; k < c->nTramp; k++) {
 	mask |= (uint64_t) 1 << ((c->tramp[k].root >> 4) & 63);
     }
     for (k = first; k < last; k++) {
 	lastWant = (c->raw[k].spare & SP_WANT) ? k + 1 : lastWant;
+    }
+    for (nullFrom = c->nTramp; nullFrom > 0 && c->tramp[nullFrom - 1].root == 0;
+	    nullFrom--) {
     }
     if (!OKP(ee)) {
 	return c->nTramp;
@@ -1119,9 +1133,9 @@ AssignSegments(
 		break;
 	    }
 	}
-	if (stretch == j && (j >= last
-		|| (j >= lastWant && lastRoot + 1 >= c->nTramp))) {
-	    break;		/* All placed: the rest is not needed. */
+	if (j >= lastWant && (stretch == j || nullFrom <= lastRoot + 1)) {
+	    break;		/* All placed, or only NULL roots left (they
+				 * close the stretch below). */
 	}
 	cb = cb->nextPtr;
     }
@@ -1190,6 +1204,130 @@ Resolve(
 /*
  *----------------------------------------------------------------------
  *
+ * CheckCreators --
+ *
+ *	For each command that pushed CallFrames (see WalkContext), finds
+ *	whether its own witness lies in the same segment as the frame it
+ *	created. If not, a C command re-entered Tcl in between (lsort
+ *	-command calls its compare proc through Tcl_EvalObjv): the command
+ *	is inserted as a CMD frame just outside that frame, in its own
+ *	segment. A Tcl_EvalEx level has no witness: its command sits in the
+ *	trampoline nested in its outer neighbour's (see Resolve).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May insert raw frames in raw[first..c->n); when the slot is full
+ *	the outermost frame is dropped (TCLTRUNC).
+ *
+ * Signal safety: safe; bounded by CREATOR_STEPS callbacks in all.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const void *
+CmdWitness(
+    CmdFrame *cf,
+    int *indexPtr)
+{
+    TpTebcPrefix *td = (TpTebcPrefix *) ((char *) cf - TEBC_OFFSET);
+
+    *indexPtr = 0;
+    if (cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC) {
+	return (td->codePtr == cf->data.tebc.codePtr) ? td : NULL;
+    }
+    *indexPtr = 1;
+    return (cf->type == TCL_LOCATION_EVAL && cf->line == NULL && cf->cmdObj)
+	    ? cf : NULL;
+}
+
+static void
+CheckCreators(
+    Cap *c,
+    int first,
+    int outerDefault)
+{
+    int i, idx, budget = CREATOR_STEPS;
+    uint64_t mask = 0;
+
+    for (i = 0; i < c->nTramp; i++) {
+	mask |= (uint64_t) 1 << ((c->tramp[i].root >> 4) & 63);
+    }
+    for (i = c->nCreators - 1; i >= 0; i--) {
+	int at = c->creators[i].raw, sP, sCmd = -1, k, passed = 0, found = 0;
+	NRE_callback *cb = c->creators[i].cb;
+	CmdFrame *cf = c->creators[i].cf;
+	const void *w;
+	TpTclRaw t;
+
+	if (at < first || at >= c->n) {
+	    continue;
+	}
+	sP = c->raw[at].spare & SP_SEG;
+	if ((w = CmdWitness(cf, &idx)) != NULL) {
+	    if (cb == NULL) {
+		continue;	/* Frame not placed: assume same entry. */
+	    }
+	    for (cb = cb->nextPtr; OKP(cb) && budget-- > 0; cb = cb->nextPtr) {
+		if (!found && cb->data[idx] == w) {
+		    if (!passed) {
+			break;	/* Same entry: the frame shows it. */
+		    }
+		    found = 1;
+		}
+		if (mask & ((uint64_t) 1 << (((uintptr_t) cb >> 4) & 63))) {
+		    for (k = sP; k < c->nTramp; k++) {
+			if (c->tramp[k].root == (uintptr_t) cb) {
+			    break;
+			}
+		    }
+		    if (k < c->nTramp) {
+			passed = 1;
+			if (found) {
+			    sCmd = k;
+			    break;
+			}
+		    }
+		}
+	    }
+	    if (!found) {
+		continue;
+	    }
+	    if (sCmd < 0) {
+		sCmd = outerDefault - 1;
+	    }
+	} else {
+	    sCmd = ((at + 1 < c->n) ? (int) (c->raw[at + 1].spare & SP_SEG)
+		    : outerDefault) - 1;
+	}
+	if (sCmd <= sP) {
+	    continue;
+	}
+	memset(&t, 0, sizeof(t));
+	t.type = TP_TCL_CMD;
+	if (!FillCmd(c, cf, &t)) {
+	    continue;
+	}
+	if (c->n >= c->max) {
+	    c->slot->flags |= TP_SLOT_TCLTRUNC;
+	    if (at + 1 >= c->n) {
+		continue;
+	    }
+	    c->n--;
+	}
+	memmove(&c->raw[at + 2], &c->raw[at + 1],
+		(c->n - at - 1) * sizeof(TpTclRaw));
+	c->n++;
+	t.anchor = 0;
+	t.spare = SP_KNOWN | sCmd;
+	c->raw[at + 1] = t;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CaptureInterp --
  *
  *	Emits all frames of one interp (its coroutine contexts spliced
@@ -1215,9 +1353,10 @@ CaptureInterp(
     ExecEnv *ee = iPtr->execEnvPtr;
     CallFrame *fp = iPtr->framePtr;
     CmdFrame *cf = iPtr->cmdFramePtr;
-    int first = c->n, ctx, outermost;
+    int first = c->n, ctx, outermost, outerDefault;
 
     c->iPtr = iPtr;
+    c->nCreators = 0;
     for (ctx = 0; ctx < MAX_CONTEXTS && !c->full && OKP(ee); ctx++) {
 	CoroutineData *corPtr = ee->corPtr;
 	TpTclRaw *r;
@@ -1243,7 +1382,9 @@ CaptureInterp(
 	ee = corPtr->callerEEPtr;
     }
     outermost = AssignSegments(c, iPtr, first, c->n, claimed);
-    Resolve(c, first, c->n, outermost < c->nTramp ? outermost + 1 : c->nTramp);
+    outerDefault = outermost < c->nTramp ? outermost + 1 : c->nTramp;
+    Resolve(c, first, c->n, outerDefault);
+    CheckCreators(c, first, outerDefault);
 }
 
 /*
@@ -1402,7 +1543,7 @@ TpInterpCapture(
     for (i = 0; i < c.n; i++) {
 	int s = c.raw[i].spare & SP_SEG;
 
-	c.raw[i].anchor = s < c.nTramp ? c.tramp[s].root : 0;
+	c.raw[i].anchor = s < c.nTramp ? c.tramp[s].sp : 0;
 	c.raw[i].spare = 0;
     }
     slot->nTcl = c.n;

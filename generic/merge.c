@@ -167,7 +167,8 @@ TpMergeSlot(
     if (slot->handlerNs > p->handlerNsMax) {
 	p->handlerNsMax = slot->handlerNs;
     }
-    TpProfileAddStack(p, ids, (uint32_t) n, slot->tid, slot->timeNs);
+    TpProfileAddStackWeighted(p, ids, (uint32_t) n, slot->tid, slot->timeNs,
+	    slot->weight ? slot->weight : 1);
     free(ids);
     free(owner);
 }

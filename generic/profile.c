@@ -408,7 +408,13 @@ TpProfileCLoc(
 	offset = pc;
     }
     memset(&k, 0, sizeof(k));
-    k.kind = (mod >= 0 && p->modules.mods[mod].isTcl)
+    /*
+     * libtcl's frames are internals; so are the profiler's own (its trace
+     * procedure in trace mode): both are hidden unless asked for.
+     */
+
+    k.kind = (mod >= 0 && (p->modules.mods[mod].isTcl
+	    || strncmp(p->modules.mods[mod].shortName, "libtclprof", 10) == 0))
 	    ? TP_KIND_INTERNAL : TP_KIND_C;
     k.type = 0;
     k.module = mod;
@@ -548,8 +554,8 @@ StackEq(
  *
  * TpProfileAddStack --
  *
- *	Counts one sample of the stack ids[0..depth) (root first) taken on
- *	thread tid at timeNs.
+ *	Counts one sample (TpProfileAddStackWeighted: weight samples) of
+ *	the stack ids[0..depth) (root first) taken on thread tid at timeNs.
  *
  * Results:
  *	None.
@@ -567,6 +573,18 @@ TpProfileAddStack(
     uint32_t depth,
     uint32_t tid,
     uint64_t timeNs)
+{
+    TpProfileAddStackWeighted(p, ids, depth, tid, timeNs, 1);
+}
+
+void
+TpProfileAddStackWeighted(
+    TpProfile *p,
+    const uint32_t *ids,
+    uint32_t depth,
+    uint32_t tid,
+    uint64_t timeNs,
+    uint32_t weight)
 {
     StackKey k;
     uint32_t h, id;
@@ -594,8 +612,8 @@ TpProfileAddStack(
 	p->nPool += depth;
 	HashInsert(p->stackIndex, h, id);
     }
-    p->stacks[id].count++;
-    p->samples++;
+    p->stacks[id].count += weight;
+    p->samples += weight;
     if (p->samples == 1 || timeNs < p->firstNs) {
 	p->firstNs = timeNs;
     }
@@ -607,6 +625,7 @@ TpProfileAddStack(
 	p->log[p->nLog].timeNs = timeNs;
 	p->log[p->nLog].stack = id;
 	p->log[p->nLog].tid = tid;
+	p->log[p->nLog].weight = weight;
 	p->nLog++;
     }
 }

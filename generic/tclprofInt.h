@@ -59,7 +59,7 @@
 #define TP_DEFAULT_BUFFER	4096	/* Slots: ~4 s at the default rate
 					 * even if the drain never ran. */
 #define TP_MIN_BUFFER		16
-#define TP_MAX_BUFFER		(1 << 20)
+#define TP_MAX_BUFFER		(1 << 16)	/* ~800 MB at -maxdepth 256. */
 #define TP_NAME_MAX		200	/* Longest Tcl name copied by the
 					 * handler; longer ones are cut. */
 
@@ -160,7 +160,11 @@ typedef struct TpSlot {
     uint16_t strUsed;		/* Bytes used in the string area. */
     uint16_t flags;		/* TP_SLOT_* */
     uint16_t mode;		/* TpMode the Tcl frames were taken in. */
-    uint32_t spare;
+    uint32_t weight;		/* Intervals this sample stands for: 1, or
+				 * 1 + the CPU timer's overrun count (the
+				 * kernel checks CPU timers only at its tick,
+				 * 250 Hz here, so at 1 kHz one signal comes
+				 * for every 4 intervals). */
 } TpSlot;
 
 /*
@@ -369,6 +373,8 @@ typedef struct TpLogEntry {
     uint64_t timeNs;
     uint32_t stack;
     uint32_t tid;
+    uint32_t weight;		/* Samples this entry stands for (CPU
+				 * timer overruns), usually 1. */
 } TpLogEntry;
 
 typedef struct TpHash TpHash;	/* Opaque open-addressing table. */
@@ -432,6 +438,9 @@ MODULE_SCOPE uint32_t	TpProfileTclLoc(TpProfile *p, int type, const char *name,
 MODULE_SCOPE uint32_t	TpProfilePseudoLoc(TpProfile *p, const char *name);
 MODULE_SCOPE uint32_t	TpProfileNamedLoc(TpProfile *p, int kind, int module,
 			    const char *name, const char *file, int line);
+MODULE_SCOPE void	TpProfileAddStackWeighted(TpProfile *p, const uint32_t *ids,
+			    uint32_t depth, uint32_t tid, uint64_t timeNs,
+			    uint32_t weight);
 MODULE_SCOPE void	TpProfileAddStack(TpProfile *p, const uint32_t *ids,
 			    uint32_t depth, uint32_t tid, uint64_t timeNs);
 MODULE_SCOPE void	TpProfileAddCalls(TpProfile *p, const char *callee, int type,

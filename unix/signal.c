@@ -115,7 +115,6 @@ ProfHandler(
     uint64_t t0, dt;
 
     (void) sig;
-    (void) info;
     if (ts == NULL || !__atomic_load_n(&ts->active, __ATOMIC_ACQUIRE)
 	    || ts->inHandler) {
 	errno = savedErrno;
@@ -131,6 +130,10 @@ ProfHandler(
 	slot->timeNs = t0;
 	slot->tid = ts->tid;
 	slot->mode = (uint16_t) ts->mode;
+	slot->weight = 1;
+	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0) {
+	    slot->weight += (uint32_t) info->si_overrun;
+	}
 	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
 	if (ts->mode == TP_MODE_FRAMES) {
 	    TpInterpCapture(ts->interp, ts->ring, slot);

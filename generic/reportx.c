@@ -425,6 +425,36 @@ AppendWhere(
     }
 }
 
+/*
+ * A name in a text report: one line per row, so control characters are
+ * shown escaped ("\n"), as Tcl would write them.
+ */
+
+static void
+AppendName(
+    Tcl_DString *ds,
+    const char *name)
+{
+    const char *s, *run = name;
+    char buf[8];
+
+    for (s = name; *s != '\0'; s++) {
+	if ((unsigned char) *s < 0x20) {
+	    Tcl_DStringAppend(ds, run, (int) (s - run));
+	    if (*s == '\n') {
+		Tcl_DStringAppend(ds, "\\n", 2);
+	    } else if (*s == '\t') {
+		Tcl_DStringAppend(ds, "\\t", 2);
+	    } else {
+		snprintf(buf, sizeof(buf), "\\x%02x", (unsigned char) *s);
+		Tcl_DStringAppend(ds, buf, -1);
+	    }
+	    run = s + 1;
+	}
+    }
+    Tcl_DStringAppend(ds, run, (int) (s - run));
+}
+
 static const char *const typeNames[] = {
     "proc", "cmd", "method", "lambda", "coroutine", "eval", "pseudo", NULL
 };
@@ -574,7 +604,7 @@ TpReportFlat(
 		(unsigned long long) total[order[i]],
 		100.0 * (double) total[order[i]] / a);
 	Tcl_DStringAppend(&ds, buf, -1);
-	Tcl_DStringAppend(&ds, f->name, -1);
+	AppendName(&ds, f->name);
 	AppendWhere(&ds, p, f);
 	Tcl_DStringAppend(&ds, "\n", 1);
     }
@@ -722,7 +752,7 @@ TpReportCallers(
 		    100.0 * (double) total[fi] / a,
 		    (unsigned long long) self[fi], 100.0 * (double) self[fi] / a);
 	    Tcl_DStringAppend(&ds, buf, -1);
-	    Tcl_DStringAppend(&ds, t->funcs[fi].name, -1);
+	    AppendName(&ds, t->funcs[fi].name);
 	    AppendWhere(&ds, p, &t->funcs[fi]);
 	    Tcl_DStringAppend(&ds, callees ? "\n  called:\n" : "\n  called by:\n", -1);
 	}
@@ -757,7 +787,7 @@ TpReportCallers(
 			(unsigned long long) cnt[of], total[fi] ? 100.0
 			* (double) cnt[of] / (double) total[fi] : 0.0);
 		Tcl_DStringAppend(&ds, buf, -1);
-		Tcl_DStringAppend(&ds, name, -1);
+		AppendName(&ds, name);
 		if (calls >= 0) {
 		    snprintf(buf, sizeof(buf), "  (%lld calls)", (long long) calls);
 		    Tcl_DStringAppend(&ds, buf, -1);

@@ -12,7 +12,7 @@
  *
  *	Names are compressed ("fn=(3) name" once, "fn=(3)" after). Tcl
  *	functions are in their source file; C functions in their module
- *	(ob=) with an unknown file "???".
+ *	(ob=) with an unknown file "???"; Tcl functions in the object "tcl".
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
@@ -82,7 +82,7 @@ ObjOf(
 
 	return m->path[0] ? m->path : m->shortName;
     }
-    return "[tcl]";
+    return "tcl";
 }
 
 /*

@@ -84,8 +84,8 @@ TpExport(
      */
 
     if (a->channel != NULL) {
-	chan = Tcl_GetChannel(NULL, Tcl_GetString(a->channel), &mode);
-	if (chan == NULL) {
+	chan = Tcl_GetChannel(interp, Tcl_GetString(a->channel), &mode);
+	if (chan == NULL) {	/* Its message, our error code. */
 	    TpSetError(interp, "EXPORT", "CHANNEL", "can not find channel "
 		    "named \"%s\"", Tcl_GetString(a->channel));
 	    return TCL_ERROR;

@@ -14,6 +14,7 @@
 #include "tclprofInt.h"
 #include <string.h>
 
+static Tcl_ObjCmdProc AtexitCmd, LoadCmd, SaveCmd, SourceCmd;
 static Tcl_ObjCmdProc CallsCmd, ExportCmd, StartCmd, StopCmd, ResetCmd,
 	StatusCmd, ReportCmd, UnknownCmd;
 
@@ -25,10 +26,14 @@ static const struct {
     const char *name;
     Tcl_ObjCmdProc *proc;
 } subcommands[] = {
+    {"atexit", AtexitCmd},
     {"calls", CallsCmd},
     {"export", ExportCmd},
+    {"load", LoadCmd},
     {"report", ReportCmd},
     {"reset", ResetCmd},
+    {"save", SaveCmd},
+    {"source", SourceCmd},
     {"start", StartCmd},
     {"status", StatusCmd},
     {"stop", StopCmd},
@@ -676,6 +681,117 @@ CallsCmd(
 	edges = 1;
     }
     return TpSessionWithProfile(interp, DoCalls, &edges);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SaveCmd, LoadCmd, AtexitCmd --
+ *
+ *	Syntax: profiler save file
+ *	        profiler load file ?file ...?
+ *	        profiler atexit ?script?
+ *	        [0]      [1]    [2]
+ *
+ * Results:
+ *	save: the file name; load: the number of samples loaded (several
+ *	files are summed); atexit: the script.
+ *
+ * Side effects:
+ *	See TpSaveFile, TpLoadFiles, TpSaveAtExit (save.c).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SaveCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_DString native;
+    int code;
+
+    (void) cd;
+    if (objc != 2) {
+	return WrongArgs(interp, 1, objv, "file");
+    }
+    if (Tcl_TranslateFileName(interp, Tcl_GetString(objv[1]), &native)
+	    == NULL) {
+	Tcl_SetErrorCode(interp, "TCLPROF", "SAVE", "OPEN", NULL);
+	return TCL_ERROR;
+    }
+    code = TpSaveFile(interp, Tcl_DStringValue(&native));
+    Tcl_DStringFree(&native);
+    if (code == TCL_OK) {
+	Tcl_SetObjResult(interp, objv[1]);
+    }
+    return code;
+}
+
+static int
+LoadCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    (void) cd;
+    if (objc < 2) {
+	return WrongArgs(interp, 1, objv, "file ?file ...?");
+    }
+    return TpLoadFiles(interp, objc - 1, objv + 1);
+}
+
+static int
+AtexitCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    (void) cd;
+    if (objc > 2) {
+	return WrongArgs(interp, 1, objv, "?script?");
+    }
+    return TpSaveAtExit(interp, objc == 2 ? objv[1] : NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SourceCmd --
+ *
+ *	Syntax: profiler source file
+ *	        [0]      [1]    [2]
+ *
+ *	Evaluates file in the current frame as tclsh evaluates its script
+ *	(Tcl_FSEvalFileEx, not [source]'s NRE path, whose error trace lacks
+ *	the enclosing command's "invoked from within" line), so that
+ *	`tclprof record` shows a script's errors exactly as tclsh does.
+ *
+ * Results:
+ *	The script's result.
+ *
+ * Side effects:
+ *	Those of the script.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SourceCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    (void) cd;
+    if (objc != 2) {
+	return WrongArgs(interp, 1, objv, "file");
+    }
+    return Tcl_FSEvalFileEx(interp, objv[1], NULL);
 }
 
 /*

@@ -243,6 +243,7 @@ TpProfileFree(
     }
     free(p->calls);
     free(p->program);
+    free(p->savedMeta);
     HashFree(p->callIndex);
     HashFree(p->locIndex);
     HashFree(p->stackIndex);
@@ -256,6 +257,8 @@ TpProfileFree(
 
 typedef struct LocKey {
     int kind, type, module, isCaller;
+    int named;			/* Identity is the name (Tcl, pseudo, and
+				 * C locations loaded with their name). */
     uintptr_t offset;
     const char *name; size_t nameLen;
     const char *file; size_t fileLen;
@@ -286,9 +289,13 @@ LocEq(
     if (l->kind != k->kind || l->type != k->type) {
 	return 0;
     }
-    if (k->kind == TP_KIND_TCL || k->type == TP_TCL_PSEUDO) {
+    if (k->named != l->resolved) {
+	return 0;
+    }
+    if (k->kind == TP_KIND_TCL || k->type == TP_TCL_PSEUDO || k->named) {
 	return l->line == k->line && StrEq(l->name, k->name, k->nameLen)
-		&& StrEq(l->file, k->file, k->fileLen);
+		&& StrEq(l->file, k->file, k->fileLen)
+		&& (!k->named || l->module == k->module);
     }
     return l->module == k->module && l->offset == k->offset
 	    && l->isCaller == k->isCaller;
@@ -324,10 +331,13 @@ InternLoc(
 
     h = HashBytes(h, &k->kind, sizeof(int));
     h = HashBytes(h, &k->type, sizeof(int));
-    if (k->kind == TP_KIND_TCL || k->type == TP_TCL_PSEUDO) {
+    if (k->kind == TP_KIND_TCL || k->type == TP_TCL_PSEUDO || k->named) {
 	h = HashBytes(h, k->name, k->nameLen);
 	h = HashBytes(h, k->file, k->fileLen);
 	h = HashBytes(h, &k->line, sizeof(int));
+	if (k->named) {
+	    h = HashBytes(h, &k->module, sizeof(int));
+	}
     } else {
 	h = HashBytes(h, &k->module, sizeof(int));
 	h = HashBytes(h, &k->offset, sizeof(uintptr_t));
@@ -350,6 +360,7 @@ InternLoc(
     l->name = DupN(k->name, k->nameLen);
     l->file = DupN(k->file, k->fileLen);
     l->line = k->line;
+    l->resolved = (uint8_t) k->named;
     HashInsert(p->locIndex, h, id);
     return id;
 }
@@ -383,12 +394,18 @@ TpProfileCLoc(
     uintptr_t offset = pc;
     int mod = TpModulesFind(&p->modules, pc, &offset);
 
-    if (mod < 0) {
+    if (mod < 0 && TpNowNs() - p->lastScanNs > 50u * 1000 * 1000) {
+	/*
+	 * A library loaded since the last scan. Rate-limited: a pc in no
+	 * module at all (JIT code, a corrupt frame) would rescan per sample.
+	 */
+
+	p->lastScanNs = TpNowNs();
 	TpModulesScan(&p->modules);
 	mod = TpModulesFind(&p->modules, pc, &offset);
-	if (mod < 0) {
-	    offset = pc;
-	}
+    }
+    if (mod < 0) {
+	offset = pc;
     }
     memset(&k, 0, sizeof(k));
     k.kind = (mod >= 0 && p->modules.mods[mod].isTcl)
@@ -454,6 +471,51 @@ TpProfilePseudoLoc(
     k.module = -1;
     k.name = name;
     k.nameLen = strlen(name);
+    return InternLoc(p, &k);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileNamedLoc --
+ *
+ *	Interns a C or internal location known by its function's name
+ *	rather than by an address: the locations of a profile loaded from
+ *	a saved file, whose addresses meant something only in the process
+ *	that saved it. They are marked resolved, so reports use the name
+ *	as is (tree.c); module is an index in this profile's module table
+ *	or -1.
+ *
+ * Results:
+ *	The location id.
+ *
+ * Side effects:
+ *	May add a location.
+ *
+ *----------------------------------------------------------------------
+ */
+
+uint32_t
+TpProfileNamedLoc(
+    TpProfile *p,
+    int kind,
+    int module,
+    const char *name,
+    const char *file,
+    int line)
+{
+    LocKey k;
+
+    memset(&k, 0, sizeof(k));
+    k.kind = kind;
+    k.type = 0;
+    k.module = module;
+    k.named = 1;
+    k.name = name;
+    k.nameLen = strlen(name);
+    k.file = file;
+    k.fileLen = file ? strlen(file) : 0;
+    k.line = line;
     return InternLoc(p, &k);
 }
 

@@ -47,6 +47,9 @@ struct TpSession {
     int rootReg;		/* ... and found this register (-1: not). */
     char calibWhy[200];		/* ... or failed for this reason. */
     pid_t pid;			/* Process the run started in. */
+    pthread_t thread;		/* Thread the run samples (interp's). */
+    Tcl_AsyncHandler forkAsync;	/* Restarts a run in a forked child. */
+    volatile int forked;	/* Set in the child by TpSessionForkChild. */
 };
 
 /*
@@ -64,6 +67,7 @@ static const char *const modeNames[] = {"none", "frames", "trace", NULL};
 static const char *const clockNames[] = {"wall", "cpu", NULL};
 
 static void	DrainLocked(TpSession *s);
+static int	ForkAsyncProc(ClientData cd, Tcl_Interp *interp, int code);
 static int	FindTrampoline(Tcl_Obj **errPtr);
 static TpSession *GetSession(Tcl_Interp *interp, int create);
 static void	SessionDelete(ClientData cd, Tcl_Interp *interp);
@@ -128,6 +132,7 @@ GetSession(
 	pthread_mutex_init(&s->lock, NULL);
 	TpOptionsDefault(&s->opts);
 	s->rootReg = -1;
+	s->forkAsync = Tcl_AsyncCreate(ForkAsyncProc, s);
 	Tcl_SetAssocData(interp, TP_ASSOC_KEY, SessionDelete, s);
     }
     return s;
@@ -163,6 +168,9 @@ SessionDelete(
 	StopLocked(s);
     }
     pthread_mutex_unlock(&tpProcess.lock);
+    if (s->forkAsync != NULL) {
+	Tcl_AsyncDelete(s->forkAsync);
+    }
     TpProfileFree(s->profile);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -352,6 +360,7 @@ TpSessionStart(
     TpUnwindWarm();
 
     s->pid = getpid();
+    s->thread = pthread_self();
     s->startNs = TpNowNs();
     pthread_mutex_lock(&s->lock);
     s->profile->mode = mode;
@@ -763,4 +772,120 @@ TpClockName(
     int clock)
 {
     return clock == TP_CLOCK_CPU ? "cpu" : "wall";
+}
+
+/*
+ * ----------------------------------------------------------------------
+ * fork.
+ *
+ * The sampler thread does not exist in a forked child, and a fork taken
+ * while it drained would leave the child a session lock that nobody can
+ * release. So the atfork handlers (unix/sampler.c) call:
+ *   TpSessionForkPrepare: takes tpProcess.lock and the running session's
+ *     lock (in that order, as StopLocked does): no drain is half done
+ *     when the process is copied;
+ *   TpSessionForkParent: releases them;
+ *   TpSessionForkChild: re-initializes them (the child's copies were held
+ *     by the forking thread) and, when the fork was made by the sampled
+ *     thread, flags the session and marks its async handler.
+ * The async handler (ForkAsyncProc) runs on the child's interp thread at
+ * the next command boundary: it stops the inherited run without joining
+ * the missing thread (TpSamplerStop knows), drops the parent's samples
+ * (the parent keeps and saves them), and starts a fresh run with the same
+ * options, so the child profiles itself from the fork on.
+ * ----------------------------------------------------------------------
+ */
+
+void
+TpSessionForkPrepare(void)
+{
+    pthread_mutex_lock(&tpProcess.lock);
+    if (tpProcess.active != NULL) {
+	pthread_mutex_lock(&tpProcess.active->lock);
+    }
+}
+
+void
+TpSessionForkParent(void)
+{
+    if (tpProcess.active != NULL) {
+	pthread_mutex_unlock(&tpProcess.active->lock);
+    }
+    pthread_mutex_unlock(&tpProcess.lock);
+}
+
+void
+TpSessionForkChild(void)
+{
+    TpSession *s = tpProcess.active;
+
+    pthread_mutex_init(&tpProcess.lock, NULL);
+    if (s != NULL) {
+	pthread_mutex_init(&s->lock, NULL);
+	if (pthread_equal(s->thread, pthread_self()) && s->forkAsync != NULL) {
+	    s->forked = 1;
+	    Tcl_AsyncMark(s->forkAsync);
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ForkAsyncProc --
+ *
+ *	Async handler: in a forked child, replaces the inherited run by a
+ *	fresh one (see above). Elsewhere, does nothing.
+ *
+ * Results:
+ *	code, unchanged.
+ *
+ * Side effects:
+ *	Stops and restarts the session; frees the inherited profile.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ForkAsyncProc(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int code)
+{
+    TpSession *s = cd;
+    TpOptions o;
+    Tcl_InterpState state;
+
+    (void) interp;
+    if (!s->forked) {
+	return code;
+    }
+    s->forked = 0;
+    pthread_mutex_lock(&tpProcess.lock);
+    if (!s->running || s->pid == getpid()) {
+	pthread_mutex_unlock(&tpProcess.lock);
+	return code;
+    }
+    StopLocked(s);
+    pthread_mutex_unlock(&tpProcess.lock);
+    pthread_mutex_lock(&s->lock);
+    TpProfileFree(s->profile);
+    s->profile = NULL;
+    s->elapsedNs = 0;
+    s->droppedBase = 0;
+    pthread_mutex_unlock(&s->lock);
+    o = s->opts;
+    state = Tcl_SaveInterpState(s->interp, TCL_OK);
+    if (TpSessionStart(s->interp, &o) != TCL_OK) {
+	Tcl_Channel err = Tcl_GetStdChannel(TCL_STDERR);
+
+	if (err != NULL) {
+	    Tcl_WriteChars(err, "tclprof: cannot profile the forked child: ",
+		    -1);
+	    Tcl_WriteObj(err, Tcl_GetObjResult(s->interp));
+	    Tcl_WriteChars(err, "\n", 1);
+	}
+    }
+    Tcl_RestoreInterpState(s->interp, state);
+    return code;
 }

@@ -336,7 +336,11 @@ MODULE_SCOPE void	TpTraceCapture(TpTraceState *ts, Tcl_Interp *interp,
 typedef struct TpLoc {
     uint8_t kind;		/* TpKind. */
     uint8_t type;		/* TpTclType for Tcl locations. */
-    uint8_t resolved;		/* C: name lookup done. */
+    uint8_t resolved;		/* C: name holds the function's final name
+				 * (a location loaded from a saved profile,
+				 * see save.c): reports use it as is and
+				 * never look the offset up. 0 for sampled
+				 * locations. */
     uint8_t isCaller;		/* C: pc is a return address (lookup at
 				 * offset - 1). */
     int module;			/* C: index in the module table; -1 if the
@@ -394,8 +398,14 @@ struct TpProfile {
     uint64_t elapsedNs;		/* Sampled wall time of finished runs. */
     uint64_t dropped;		/* Samples lost to a full ring. */
     char *program;		/* Script or program name, or NULL. */
+    char *savedMeta;		/* A loaded profile's metadata that has no
+				 * field here (args, host, pid, defined
+				 * procs, ...), as a Tcl dict string, written
+				 * back by profiler save; NULL for a live
+				 * profile. Owned (malloc). */
 
     TpModules modules;
+    uint64_t lastScanNs;	/* Last rescan of the modules. */
     TpLoc *locs;  uint32_t nLocs, capLocs;
     TpHash *locIndex;
     uint32_t *pool; size_t nPool, capPool;
@@ -420,6 +430,8 @@ MODULE_SCOPE uint32_t	TpProfileCLoc(TpProfile *p, uintptr_t pc, int isCaller);
 MODULE_SCOPE uint32_t	TpProfileTclLoc(TpProfile *p, int type, const char *name,
 			    size_t nameLen, const char *file, size_t fileLen, int line);
 MODULE_SCOPE uint32_t	TpProfilePseudoLoc(TpProfile *p, const char *name);
+MODULE_SCOPE uint32_t	TpProfileNamedLoc(TpProfile *p, int kind, int module,
+			    const char *name, const char *file, int line);
 MODULE_SCOPE void	TpProfileAddStack(TpProfile *p, const uint32_t *ids,
 			    uint32_t depth, uint32_t tid, uint64_t timeNs);
 MODULE_SCOPE void	TpProfileAddCalls(TpProfile *p, const char *callee, int type,
@@ -473,6 +485,11 @@ MODULE_SCOPE int	TpSessionWithProfile(Tcl_Interp *interp,
 
 /* Called by the sampler thread. */
 MODULE_SCOPE void	TpSessionDrain(TpSession *s);
+
+/* Called by the atfork handlers (unix/sampler.c); see session.c. */
+MODULE_SCOPE void	TpSessionForkPrepare(void);
+MODULE_SCOPE void	TpSessionForkParent(void);
+MODULE_SCOPE void	TpSessionForkChild(void);
 
 /*
  * ----------------------------------------------------------------------
@@ -681,6 +698,17 @@ typedef struct TpTimeEntry {
 
 MODULE_SCOPE TpTimeEntry *TpExportTimeline(const TpExportCtx *x, size_t *nPtr,
 			    uint32_t **tidsPtr, uint32_t *nTidsPtr);
+
+/*
+ * ----------------------------------------------------------------------
+ * Saved profiles (save.c): SQLite files, see doc/schema.md.
+ * ----------------------------------------------------------------------
+ */
+
+MODULE_SCOPE int	TpSaveFile(Tcl_Interp *interp, const char *path);
+MODULE_SCOPE int	TpLoadFiles(Tcl_Interp *interp, int nFiles,
+			    Tcl_Obj *const files[]);
+MODULE_SCOPE int	TpSaveAtExit(Tcl_Interp *interp, Tcl_Obj *script);
 
 /*
  * Small helpers (util.c).

@@ -207,6 +207,21 @@ TpTreeBuild(
 		    || l->line < t->funcs[fi].line)) {
 		t->funcs[fi].line = l->line;
 	    }
+	} else if (l->resolved) {
+	    /*
+	     * Loaded from a saved profile: the name was resolved in the
+	     * process that saved it; the address means nothing here.
+	     */
+
+	    snprintf(buf, sizeof(buf), "n|%d|%d|", l->kind, l->module);
+	    Tcl_DStringAppend(&key, buf, -1);
+	    Tcl_DStringAppend(&key, l->name, -1);
+	    fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, 0, l->module,
+		    l->name);
+	    if (l->file != NULL && t->funcs[fi].file == NULL) {
+		t->funcs[fi].file = l->file;
+		t->funcs[fi].line = l->line;
+	    }
 	} else {
 	    TpModule *m = l->module >= 0 ? &p->modules.mods[l->module] : NULL;
 	    uintptr_t look = l->offset - (l->isCaller ? 1 : 0);

@@ -147,3 +147,30 @@ AC_DEFUN([TP_CHECK_LIBUNWIND], [
     UNWIND_LIBS="-lunwind"
     AC_SUBST([UNWIND_LIBS])
 ])
+
+dnl TP_CHECK_SQLITE3 --
+dnl
+dnl	Checks for the SQLite library: saved profiles (profiler save/load,
+dnl	the tclprof command) are SQLite databases written through its C API.
+dnl
+dnl Results:
+dnl	Substitutes SQLITE_LIBS; stops configure with the package name when
+dnl	the header or the library is missing.
+
+AC_DEFUN([TP_CHECK_SQLITE3], [
+    AC_MSG_CHECKING([for sqlite3 (header and library)])
+    tp_save_LIBS=$LIBS
+    LIBS="-lsqlite3 $LIBS"
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[
+#include <sqlite3.h>
+]], [[
+	sqlite3 *db;
+	return sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, 0);
+]])], [AC_MSG_RESULT([yes])], [
+	AC_MSG_RESULT([no])
+	AC_MSG_ERROR([SQLite 3 not found: install the Debian package libsqlite3-dev (apt-get install libsqlite3-dev)])
+    ])
+    LIBS=$tp_save_LIBS
+    SQLITE_LIBS="-lsqlite3"
+    AC_SUBST([SQLITE_LIBS])
+])

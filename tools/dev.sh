@@ -21,8 +21,9 @@ case $job in
 esac
 
 # Packages: compiler, Tcl with its private headers and static library,
-# nongnu libunwind, tcltest's companions, and the tools the tests drive.
-packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev tcllib valgrind"
+# nongnu libunwind, SQLite (saved profiles; the sqlite3 shell for the
+# tests), tcltest's companions, and the tools the tests drive.
+packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind"
 
 missing=""
 for p in $packages; do

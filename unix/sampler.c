@@ -295,11 +295,13 @@ ForkPrepare(void)
     sigemptyset(&set);
     sigaddset(&set, SIGPROF);
     pthread_sigmask(SIG_BLOCK, &set, &forkState.savedMask);
+    TpSessionForkPrepare();	/* No drain in progress while copying. */
 }
 
 static void
 ForkParent(void)
 {
+    TpSessionForkParent();
     pthread_sigmask(SIG_SETMASK, &forkState.savedMask, NULL);
     TpSamplerPause(0);
 }
@@ -309,9 +311,11 @@ ForkChild(void)
 {
     /*
      * The sampler thread and the CPU timer do not exist in the child: no
-     * SIGPROF will come unless the child starts a profiler of its own.
+     * SIGPROF will come unless the child starts a profiler of its own,
+     * which TpSessionForkChild arranges when the profiled thread forked.
      */
 
+    TpSessionForkChild();
     pthread_sigmask(SIG_SETMASK, &forkState.savedMask, NULL);
     TpSamplerPause(0);
 }

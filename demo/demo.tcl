@@ -1,0 +1,129 @@
+# demo.tcl --
+#
+#	tclprof's demo: seed 000's Figure 6 program (doWork calls doWork2,
+#	which calls the C command tok2column, whose C function asks the Tcl
+#	procs ::MtiFS::IsVHDLLanguage and ::MtiFS::IsVerilogLanguage which
+#	language "Verilog" is), profiled. The report shows Tcl procs and C
+#	functions interleaved in their calling order, the shape of the
+#	paper's Figure 9:
+#
+#	    ::doWork > ::doWork2 > tok2column > tclprim_tok2column >
+#		lang2lang_type > ::MtiFS::IsVerilogLanguage ...
+#
+# Usage:
+#	tclsh demo.tcl ?-n iterations? ?-mode frames|trace?
+#
+#	Without -n, the number of iterations is chosen so the profiled run
+#	takes about 3 seconds. libtok2column.so is looked for in
+#	$env(TCLPROF_BUILDDIR), else in the directory above this script's.
+#
+# Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+
+package require Tcl 8.6
+
+proc usage {} {
+    puts stderr "usage: [file tail $::argv0] ?-n iterations? ?-mode frames|trace?"
+    exit 2
+}
+
+set n {}
+set mode {}
+if {[llength $argv] % 2} usage
+foreach {opt value} $argv {
+    switch -- $opt {
+	-n {
+	    if {![string is integer -strict $value] || $value < 1} usage
+	    set n $value
+	}
+	-mode {
+	    if {$value ni {frames trace}} usage
+	    set mode $value
+	}
+	default usage
+    }
+}
+
+# Find the build directory: it holds the demo's extension and, when the
+# package is not installed, tclprof itself.
+
+if {[info exists env(TCLPROF_BUILDDIR)]} {
+    set buildDir $env(TCLPROF_BUILDDIR)
+} else {
+    set buildDir [file dirname [file dirname [file normalize [info script]]]]
+}
+set lib [file join $buildDir libtok2column[info sharedlibextension]]
+if {![file exists $lib]} {
+    puts stderr "demo: $lib not found: build it with \"make\" (or set TCLPROF_BUILDDIR)"
+    exit 1
+}
+load $lib Tok2column
+if {$buildDir ni $auto_path} {
+    lappend auto_path $buildDir
+}
+package require tclprof
+
+# The program of seed 000, Figure 6 ...
+
+proc doWork {howMany} {
+    set l [list]
+    for {set i 0} {$i < $howMany} {incr i} {
+	set l [doWork2 $i]
+    }
+    puts $l
+}
+
+proc doWork2 {i} {
+    set line "The quick brown fox jumps over the lazy dog."
+    set l [tok2column Verilog 23 $line]
+    return $l
+}
+
+# ... and the procs of its Figure 10, which tok2column's C code calls.
+
+namespace eval MtiFS {}
+
+proc MtiFS::VHDLLanguage {} {
+    return "vhdl"
+}
+
+proc MtiFS::VerilogLanguage {} {
+    return "verilog"
+}
+
+proc MtiFS::IsVHDLLanguage {type} {
+    if {[string compare -nocase $type [VHDLLanguage]] == 0} {return 1}
+    return 0
+}
+
+proc MtiFS::IsVerilogLanguage {type} {
+    if {[string compare -nocase $type [VerilogLanguage]] == 0} {return 1}
+    return 0
+}
+
+# Choose the number of iterations for about 3 seconds of work.
+
+proc calibrate {} {
+    set t0 [clock microseconds]
+    for {set i 0} {[clock microseconds] - $t0 < 300000} {incr i} {
+	doWork2 $i
+    }
+    return [expr {([clock microseconds] - $t0) / double($i)}]
+}
+
+if {$n eq ""} {
+    set n [expr {max(1000, int(3e6 / max([calibrate], 0.01)))}]
+}
+
+set startArgs {}
+if {$mode ne ""} {
+    lappend startArgs -mode $mode
+}
+profiler start {*}$startArgs
+set elapsed [time {doWork $n}]
+profiler stop
+
+puts [profiler report]
+set st [profiler status]
+puts [format "demo: %d iterations, %.2f s, %d samples, mode %s, %d dropped, %d merge mismatches" \
+	$n [expr {[lindex $elapsed 0] / 1e6}] [dict get $st samples] \
+	[dict get $st mode] [dict get $st dropped] [dict get $st mergeMismatches]]

@@ -1,0 +1,1720 @@
+/*
+ * interp.c --
+ *
+ *	The one file of tclprof that reads Tcl's internal structures
+ *	(tclInt.h, tclCompile.h, tclOOInt.h). It implements frames mode: the
+ *	signal handler copies the interpreter's Tcl stack and ties each Tcl
+ *	frame to the TclNRRunCallbacks frame (the NRE trampoline) of the C
+ *	stack that runs it. It also finds, once, which callee-saved register
+ *	holds the trampoline's rootPtr in this build of libtcl.
+ *
+ * The data model.
+ *
+ *	Three chains describe a running Tcl 8.6 interpreter:
+ *	  - CallFrames (iPtr->framePtr, ->callerPtr): procs, lambdas, methods
+ *	    and namespace-eval scopes, in true call order (varFramePtr and
+ *	    callerVarPtr follow [uplevel]: never used here);
+ *	  - CmdFrames (iPtr->cmdFramePtr, ->nextPtr): one per script level
+ *	    that is calling out, each knowing the command it runs (bytecode
+ *	    pc, or source text for Tcl_EvalEx) and the CallFrame current when
+ *	    the level started (cf->framePtr);
+ *	  - NRE callbacks (execEnvPtr->callbackPtr, ->nextPtr, newest first).
+ *	The CallFrames pushed between two consecutive CmdFrames are the
+ *	frames created by the outer CmdFrame's command: we walk both chains
+ *	together, innermost first, and emit a CMD frame for a CmdFrame only
+ *	when its command pushed no CallFrame (a proc call is shown as the
+ *	proc, not as the word that called it). A coroutine has its own
+ *	chains, ending at the global frame and NULL, and its own callback
+ *	list; corPtr->caller and corPtr->callerEEPtr continue them in the
+ *	resumer, under a "coroutine name" marker frame.
+ *
+ * The ownership rule (frame -> trampoline).
+ *
+ *	Every trampoline keeps rootPtr, the callback on top when its C->Tcl
+ *	entry started, and runs every callback pushed above it. So the
+ *	callback list, read newest first, is cut by the roots of the
+ *	trampolines found on the C stack: a callback belongs to the
+ *	trampoline whose root is the NEXT root met going down the list (the
+ *	root itself belongs further out). This is robust to trampolines of
+ *	other interpreters (child interps) whose roots are never met. Each
+ *	Tcl frame is placed in that list by a *witness*, a callback pushed
+ *	by the same trampoline while the frame is alive, recognised by its
+ *	data words (not by its function, which is static in libtcl):
+ *	  bytecode CmdFrame	TEBCresume, data[0] == the TEBCdata that embeds
+ *				the CmdFrame (pushed by TEBC_YIELD on call-out)
+ *	  list-eval CmdFrame	TEOEx_ListCallback, data[1] == the CmdFrame
+ *	  proc CallFrame	InterpProcNR2, data[0] == framePtr->objv[0]
+ *	  lambda CallFrame	InterpProcNR2, data[0] == framePtr->objv[1]
+ *	  method CallFrame	FinalizePMCall, data[1] == the CallContext
+ *	  namespace eval	NsEval_Callback, data[0] == framePtr->nsPtr
+ *	  coroutine marker	NRCoroutineCallerCallback, data[0] == corPtr
+ *	Frames and witnesses come in the same order, so one pass over the
+ *	callbacks matches them (with a small lookahead in case a witness is
+ *	missing). Frames without a witness (Tcl_EvalEx levels, frames caught
+ *	in the few instructions before their callback is pushed) take
+ *	max(inner neighbour, outer neighbour - 1): a Tcl_EvalEx runs its
+ *	command in a trampoline nested directly in the one that called the C
+ *	code. The anchor stored is the owning trampoline's root value.
+ *
+ * Safety. TpInterpCapture runs in a signal handler that may interrupt
+ *	the interpreter anywhere: no Tcl call, no allocation, no refCount;
+ *	every pointer is checked for range and alignment before it is read,
+ *	every walk is bounded, cross-links are checked where they are cheap
+ *	(cf->level decreases by one, a Command's hash entry belongs to its
+ *	namespace's table, a TEBCdata's codePtr equals its CmdFrame's). A
+ *	wrong or truncated sample in the fragile windows (coroutine switch,
+ *	a frame being pushed) is accepted; a crash is not.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include <tclInt.h>
+#include <tclCompile.h>
+#include <tclOOInt.h>
+#include "tclprofInt.h"
+#include <string.h>
+#include <dlfcn.h>
+#include <link.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+/*
+ * Layout prefixes of private structs of libtcl 8.6 (checked against the
+ * 8.6.13 sources; TpInterpCheck refuses other minor versions).
+ * tclExecute.c: TEBCdata starts {ByteCode *, ptrdiff_t *, Tcl_Obj *,
+ * CmdFrame cmdFrame, ...}: cmdFrame sits at 24 bytes on LP64.
+ * tclInterp.c: InterpInfo is {Parent {Tcl_HashTable childTable; Target *},
+ * Child {Tcl_Interp *parentInterp; Tcl_HashEntry *; Tcl_Interp
+ * *childInterp; ...}}, and childTable's values point at a Child.
+ */
+
+typedef struct TpTebcPrefix {
+    ByteCode *codePtr;
+    ptrdiff_t *catchTop;
+    Tcl_Obj *auxObjList;
+    CmdFrame cmdFrame;
+} TpTebcPrefix;
+
+typedef struct TpChildPrefix {
+    Tcl_Interp *parentInterp;
+    Tcl_HashEntry *childEntryPtr;
+    Tcl_Interp *childInterp;
+} TpChildPrefix;
+
+typedef struct TpInterpInfoPrefix {
+    Tcl_HashTable childTable;
+    void *targetsPtr;
+    TpChildPrefix child;
+} TpInterpInfoPrefix;
+
+#define TEBC_OFFSET	offsetof(TpTebcPrefix, cmdFrame)
+
+/*
+ * Bounds of every walk in the handler.
+ */
+
+#define MAX_CALLBACKS	32768	/* Callbacks read per interp per sample. */
+#define MAX_CHAIN	4096	/* CallFrames/CmdFrames per context. */
+#define MAX_CONTEXTS	64	/* Nested coroutines per interp. */
+#define MAX_INTERPS	8	/* Active interps (parent + children). */
+#define MAX_CHILDREN	256	/* Hash entries scanned per childTable. */
+#define MAX_CREATORS	64	/* Commands checked for a nested entry. */
+#define CREATOR_STEPS	4096	/* Callbacks read for all of them. */
+#define MAX_BUCKET	64	/* Hash chain length read. */
+#define MAX_COMMANDS	20000	/* Commands decoded to map a pc to a line. */
+#define LOOKAHEAD	4	/* Frames tried per callback (missing
+				 * witnesses). */
+#define WORD_MAX	64	/* Longest command word kept for CMD. */
+
+/*
+ * Transient use of TpTclRaw.spare during a capture.
+ */
+
+#define SP_WANT		0x8000	/* Witness wanted: anchor = value,
+				 * low 2 bits = data index. */
+#define SP_PENDING	0x4000	/* Witness met; segment not closed yet. */
+#define SP_KNOWN	0x2000	/* Low bits = segment index. */
+#define SP_SEG		0x00ff
+
+/*
+ * The capture state, on the handler's stack.
+ */
+
+typedef struct Cache {
+    const void *k1, *k2;	/* (codePtr, pc) or (key, 0). */
+    int line;
+    uint16_t off, len;		/* Name or file in the string area. */
+    uint16_t foff, flen;
+} Cache;
+
+typedef struct Cap {
+    const TpRing *ring;
+    TpSlot *slot;
+    TpTclRaw *raw;		/* Slot's Tcl frames. */
+    int n, max;
+    const TpTramp *tramp;
+    int nTramp;
+    Interp *iPtr;		/* Interp being walked. */
+    int full;			/* Stopped at ring->maxTcl. */
+    unsigned nextCache;
+    Cache cache[16];
+    int nCreators;
+    struct {
+	CmdFrame *cf;		/* A command that pushed CallFrames... */
+	int raw;		/* ... the outermost of which is raw[raw]; */
+	NRE_callback *cb;	/* that frame's witness callback. */
+    } creators[MAX_CREATORS];
+} Cap;
+
+typedef struct BcInfo {		/* What a pc tells about its command. */
+    const char *word;		/* First word of the command. */
+    int wordLen;
+    int line;
+    const char *file;
+    int fileLen;
+} BcInfo;
+
+static inline int
+Ok(
+    const void *p,
+    uintptr_t align)
+{
+    uintptr_t u = (uintptr_t) p;
+
+    return u >= 4096 && u < ((uintptr_t) 1 << 47) && !(u & (align - 1));
+}
+#define OKP(p)	Ok((p), sizeof(void *))
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ObjBytes --
+ *
+ *	The string rep of a Tcl_Obj, if it has one and looks sane.
+ *
+ * Results:
+ *	Pointer to the bytes (length in *lenPtr), or NULL.
+ *
+ * Side effects:
+ *	None: never generates a string rep.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const char *
+ObjBytes(
+    Tcl_Obj *objPtr,
+    int *lenPtr)
+{
+    if (!OKP(objPtr) || !Ok(objPtr->bytes, 1) || objPtr->length < 0
+	    || objPtr->length > (1 << 28)) {
+	return NULL;
+    }
+    *lenPtr = objPtr->length;
+    return objPtr->bytes;
+}
+
+/*
+ * A name being built on the handler stack.
+ */
+
+typedef struct Name {
+    char b[TP_NAME_MAX];
+    int n;
+} Name;
+
+static void
+NameAdd(
+    Name *nm,
+    const char *s,
+    int len)			/* -1: NUL-terminated. */
+{
+    if (!Ok(s, 1)) {
+	return;
+    }
+    while (nm->n < TP_NAME_MAX && len != 0 && (len > 0 || *s)) {
+	nm->b[nm->n++] = *s++;
+	len -= (len > 0);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CmdName --
+ *
+ *	Appends "::ns::name" for a Command by copying its namespace's
+ *	fullName and its hash key (Tcl_GetCommandFullName allocates).
+ *
+ * Results:
+ *	1 if the Command looked valid, else 0 (nothing appended).
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CmdName(
+    Command *cmdPtr,
+    Name *nm)
+{
+    Tcl_HashEntry *hPtr;
+    Namespace *nsPtr;
+    const char *full;
+
+    if (!OKP(cmdPtr) || !OKP(hPtr = cmdPtr->hPtr)
+	    || !OKP(nsPtr = cmdPtr->nsPtr)
+	    || hPtr->tablePtr != &nsPtr->cmdTable || !Ok(full = nsPtr->fullName, 1)) {
+	return 0;
+    }
+    NameAdd(nm, full, -1);
+    if (!(full[0] == ':' && full[1] == ':' && full[2] == '\0')) {
+	NameAdd(nm, "::", 2);
+    }
+    NameAdd(nm, hPtr->key.string, -1);
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * HashFindOneWord --
+ *
+ *	Read-only Tcl_FindHashEntry for a TCL_ONE_WORD_KEYS table, with the
+ *	index function of tclHash.c (RANDOM_INDEX of the truncated key).
+ *	The interrupted code may be inside RebuildTable: then the chains
+ *	are half moved and the lookup may miss, but buckets always points
+ *	at live memory.
+ *
+ * Results:
+ *	The entry's value, or NULL.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void *
+HashFindOneWord(
+    Tcl_HashTable *tablePtr,
+    const void *key)
+{
+    Tcl_HashEntry *hPtr;
+    unsigned long index;
+    int i;
+
+    if (!OKP(tablePtr) || tablePtr->keyType != TCL_ONE_WORD_KEYS
+	    || !OKP(tablePtr->buckets) || tablePtr->numBuckets <= 0
+	    || tablePtr->mask != tablePtr->numBuckets - 1) {
+	return NULL;
+    }
+    index = ((((unsigned long) PTR2UINT(key)) * 1103515245UL)
+	    >> tablePtr->downShift) & tablePtr->mask;
+    for (hPtr = tablePtr->buckets[index], i = 0; i < MAX_BUCKET && OKP(hPtr);
+	    hPtr = hPtr->nextPtr, i++) {
+	if (hPtr->key.oneWordValue == key) {
+	    return hPtr->clientData;
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * BcDecode --
+ *
+ *	For a ByteCode and a pc in it, finds the command whose code
+ *	encloses pc (the decoding of GetSrcInfoForPc in tclExecute.c), its
+ *	first word, and its line and file from the ExtCmdLoc that TIP 280
+ *	keeps in iPtr->lineBCPtr.
+ *
+ * Results:
+ *	1 and *infoPtr filled (line 0, file NULL when unknown), or 0 when
+ *	codePtr/pc do not look valid.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe; O(commands before pc), capped at MAX_COMMANDS.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+Decode1(
+    unsigned char **pp)
+{
+    unsigned char *p = *pp;
+    int v;
+
+    if (*p == 0xFF) {
+	v = TclGetInt4AtPtr(p + 1);
+	*pp = p + 5;
+    } else {
+	v = TclGetInt1AtPtr(p);
+	*pp = p + 1;
+    }
+    return v;
+}
+
+static void
+FirstWord(
+    const char *s,
+    int len,
+    const char **wordPtr,
+    int *wordLen)
+{
+    const char *end = s + (len < 4096 ? len : 4096), *w;
+
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')) {
+	s++;
+    }
+    for (w = s; s < end && *s != ' ' && *s != '\t' && *s != '\n'
+	    && *s != '\r' && *s != ';' && s - w < WORD_MAX; s++) {
+    }
+    *wordPtr = w;
+    *wordLen = s - w;
+}
+
+static int
+BcDecode(
+    Interp *iPtr,
+    ByteCode *codePtr,
+    const unsigned char *pc,	/* NULL: only the file is wanted. */
+    BcInfo *infoPtr)
+{
+    unsigned char *cd, *cl, *sd, *sl;
+    int pcOff, i, nCmd, codeOff = 0, srcOff = 0, codeLen, srcLen;
+    int best = -1, bestDist = INT_MAX, bestSrc = 0, bestLen = 0;
+    ExtCmdLoc *eclPtr;
+    ECL *locPtr = NULL;
+
+    memset(infoPtr, 0, sizeof(BcInfo));
+    if (!OKP(codePtr) || !OKP(codePtr->codeStart)
+	    || codePtr->numCodeBytes <= 0 || codePtr->numSrcBytes < 0) {
+	return 0;
+    }
+    eclPtr = HashFindOneWord(iPtr->lineBCPtr, codePtr);
+    if (!OKP(eclPtr)) {
+	eclPtr = NULL;
+    } else if (eclPtr->type == TCL_LOCATION_SOURCE) {
+	infoPtr->file = ObjBytes(eclPtr->path, &infoPtr->fileLen);
+    }
+    if (pc == NULL) {
+	infoPtr->line = eclPtr ? eclPtr->start : 0;
+	return 1;
+    }
+    pcOff = pc - codePtr->codeStart;
+    nCmd = codePtr->numCommands;
+    if (pcOff < 0 || pcOff >= codePtr->numCodeBytes || nCmd < 0
+	    || nCmd > MAX_COMMANDS || nCmd > codePtr->numCodeBytes
+	    || !Ok(cd = codePtr->codeDeltaStart, 1)
+	    || !Ok(cl = codePtr->codeLengthStart, 1)
+	    || !Ok(sd = codePtr->srcDeltaStart, 1)
+	    || !Ok(sl = codePtr->srcLengthStart, 1)) {
+	return 0;
+    }
+    for (i = 0; i < nCmd; i++) {
+	codeOff += Decode1(&cd);
+	codeLen = Decode1(&cl);
+	srcOff += Decode1(&sd);
+	srcLen = Decode1(&sl);
+	if (codeOff > pcOff) {
+	    break;
+	}
+	if (pcOff <= codeOff + codeLen - 1 && pcOff - codeOff <= bestDist) {
+	    bestDist = pcOff - codeOff;
+	    best = i;
+	    bestSrc = srcOff;
+	    bestLen = srcLen;
+	}
+    }
+    if (best < 0 || bestSrc < 0 || bestLen < 0
+	    || bestSrc + bestLen > codePtr->numSrcBytes) {
+	return 1;
+    }
+    if (Ok(codePtr->source, 1)) {
+	FirstWord(codePtr->source + bestSrc, bestLen, &infoPtr->word,
+		&infoPtr->wordLen);
+    }
+    if (eclPtr && OKP(eclPtr->loc) && eclPtr->nuloc >= 0
+	    && eclPtr->nuloc <= eclPtr->nloc && eclPtr->nuloc <= MAX_COMMANDS) {
+	if (best < eclPtr->nuloc && eclPtr->loc[best].srcOffset == bestSrc) {
+	    locPtr = &eclPtr->loc[best];
+	} else {
+	    for (i = 0; i < eclPtr->nuloc; i++) {
+		if (eclPtr->loc[i].srcOffset == bestSrc) {
+		    locPtr = &eclPtr->loc[i];
+		    break;
+		}
+	    }
+	}
+	if (locPtr && locPtr->nline > 0 && Ok(locPtr->line, sizeof(int))) {
+	    infoPtr->line = locPtr->line[0];
+	}
+    }
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * NewRaw, PutName, PutFile --
+ *
+ *	Append a raw frame to the slot, and copy its name and file into
+ *	the string area; names and files already copied in this sample are
+ *	shared (recursion would otherwise fill the area with copies).
+ *
+ * Results:
+ *	NewRaw: the frame, or NULL when the slot is full (TCLTRUNC set).
+ *
+ * Side effects:
+ *	Writes the slot.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TpTclRaw *
+NewRaw(
+    Cap *c,
+    int type,
+    uintptr_t key)
+{
+    TpTclRaw *r;
+
+    if (c->n >= c->max) {
+	c->full = 1;
+	c->slot->flags |= TP_SLOT_TCLTRUNC;
+	return NULL;
+    }
+    r = &c->raw[c->n++];
+    memset(r, 0, sizeof(TpTclRaw));
+    r->type = type;
+    r->key = key;
+    return r;
+}
+
+static void
+Witness(
+    TpTclRaw *r,
+    int index,
+    const void *value)
+{
+    if (value != NULL) {
+	r->anchor = (uintptr_t) value;
+	r->spare = SP_WANT | index;
+    }
+}
+
+static Cache *
+CacheFind(
+    Cap *c,
+    const void *k1,
+    const void *k2)
+{
+    unsigned i;
+
+    for (i = 0; i < sizeof(c->cache) / sizeof(Cache); i++) {
+	if (c->cache[i].k1 == k1 && c->cache[i].k2 == k2 && k1) {
+	    return &c->cache[i];
+	}
+    }
+    return NULL;
+}
+
+static Cache *
+CacheNew(
+    Cap *c,
+    const void *k1,
+    const void *k2)
+{
+    Cache *e = &c->cache[c->nextCache++ % (sizeof(c->cache) / sizeof(Cache))];
+
+    memset(e, 0, sizeof(Cache));
+    e->k1 = k1;
+    e->k2 = k2;
+    return e;
+}
+
+static void
+PutStr(
+    Cap *c,
+    const char *s,
+    int len,
+    uint16_t *offPtr,
+    uint16_t *lenPtr)
+{
+    *offPtr = *lenPtr = 0;
+    if (s && len > 0) {
+	TpSlotPutStr(c->ring, c->slot, s, (size_t) len, offPtr, lenPtr);
+    }
+}
+
+static void
+PutFile(
+    Cap *c,
+    const char *file,
+    int len,
+    uint16_t *offPtr,
+    uint16_t *lenPtr)
+{
+    Cache *e;
+
+    *offPtr = *lenPtr = 0;
+    if (!file || len <= 0) {
+	return;
+    }
+    if ((e = CacheFind(c, file, (void *) c)) == NULL) {
+	e = CacheNew(c, file, (void *) c);
+	PutStr(c, file, len, &e->foff, &e->flen);
+    }
+    *offPtr = e->foff;
+    *lenPtr = e->flen;
+}
+
+/*
+ * BcDecode through the per-sample cache: a recursion repeats the same
+ * (codePtr, pc) at every level. pc NULL: the file only.
+ */
+
+static const Cache *
+BcCached(
+    Cap *c,
+    ByteCode *codePtr,
+    const unsigned char *pc)
+{
+    Cache *e;
+    BcInfo bi;
+
+    if ((e = CacheFind(c, codePtr, pc)) == NULL) {
+	e = CacheNew(c, codePtr, pc);
+	if (BcDecode(c->iPtr, codePtr, pc, &bi)) {
+	    PutStr(c, bi.word, bi.wordLen, &e->off, &e->len);
+	    PutFile(c, bi.file, bi.fileLen, &e->foff, &e->flen);
+	    e->line = bi.line;
+	}
+    }
+    return e;
+}
+
+static int
+IsBytecode(
+    Tcl_Obj *objPtr)
+{
+    const Tcl_ObjType *t;
+
+    return OKP(objPtr) && OKP(t = objPtr->typePtr) && Ok(t->name, 1)
+	    && !strcmp(t->name, "bytecode")
+	    && OKP(objPtr->internalRep.twoPtrValue.ptr1);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * EmitCallFrame --
+ *
+ *	Appends the raw frame for a CallFrame: proc, lambda, TclOO method,
+ *	or namespace scope. bodyCf, if not NULL, is the outermost CmdFrame
+ *	running in this CallFrame: it gives the line being executed.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Writes the slot.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+MethodName(
+    CallFrame *fp,
+    Proc *procPtr,
+    Name *nm)
+{
+    CallContext *ctx = fp->clientData;
+    CallChain *chain;
+    Method *mPtr = NULL;
+    Object *oPtr;
+    int i, len;
+    const char *s;
+
+    if (!OKP(ctx) || !OKP(chain = ctx->callPtr) || !OKP(chain->chain)
+	    || chain->numChain <= 0 || chain->numChain > 256) {
+	return 0;
+    }
+    for (i = 0; i < chain->numChain; i++) {
+	Method *m = chain->chain[i].mPtr;
+	ProcedureMethod *pm;
+
+	if (OKP(m) && OKP(m->typePtr) && Ok(s = m->typePtr->name, 1)
+		&& !strncmp(s, "method", 7) && OKP(pm = m->clientData)
+		&& pm->procPtr == procPtr) {
+	    mPtr = m;
+	    break;
+	}
+    }
+    if (mPtr == NULL) {
+	return 0;
+    }
+    oPtr = OKP(mPtr->declaringClassPtr) ? mPtr->declaringClassPtr->thisPtr
+	    : mPtr->declaringObjectPtr;
+    if (!OKP(oPtr) || !CmdName((Command *) oPtr->command, nm)) {
+	return 0;
+    }
+    NameAdd(nm, " ", 1);
+    if ((s = ObjBytes(mPtr->namePtr, &len)) != NULL) {
+	NameAdd(nm, s, len);
+    } else {
+	NameAdd(nm, (chain->flags & CONSTRUCTOR) ? "<constructor>"
+		: (chain->flags & DESTRUCTOR) ? "<destructor>" : "?", -1);
+    }
+    return 1;
+}
+
+static void
+EmitCallFrame(
+    Cap *c,
+    CallFrame *fp,
+    CmdFrame *bodyCf)
+{
+    int flags = fp->isProcCallFrame, len, type;
+    Proc *procPtr = fp->procPtr;
+    const Cache *bc;
+    const void *key;
+    TpTclRaw *r;
+    Cache *e;
+    Name nm;
+    const char *s;
+
+    if (!(flags & FRAME_IS_PROC)) {
+	Namespace *nsPtr = fp->nsPtr;
+
+	if (!OKP(nsPtr) || !(r = NewRaw(c, TP_TCL_EVAL, (uintptr_t) nsPtr))) {
+	    return;
+	}
+	nm.n = 0;
+	NameAdd(&nm, "namespace ", -1);
+	if (fp->objc >= 2 && OKP(fp->objv) && (s = ObjBytes(fp->objv[1], &len))) {
+	    NameAdd(&nm, s, len);
+	    NameAdd(&nm, " ", 1);
+	}
+	NameAdd(&nm, nsPtr->fullName, -1);
+	PutStr(c, nm.b, nm.n, &r->nameOff, &r->nameLen);
+	Witness(r, 0, nsPtr);
+    } else {
+	/*
+	 * Between Tcl_PushCallFrame and the store of procPtr, procPtr is
+	 * whatever the reused stack memory held: require a sane body.
+	 */
+
+	if (!OKP(procPtr) || !IsBytecode(procPtr->bodyPtr)) {
+	    return;
+	}
+	type = (flags & FRAME_IS_LAMBDA) ? TP_TCL_LAMBDA
+		: (flags & FRAME_IS_METHOD) ? TP_TCL_METHOD : TP_TCL_PROC;
+	if (!(r = NewRaw(c, type, (uintptr_t) procPtr))) {
+	    return;
+	}
+	key = (type == TP_TCL_METHOD) ? fp->clientData : procPtr->cmdPtr;
+	if ((e = CacheFind(c, procPtr, key)) == NULL) {
+	    e = CacheNew(c, procPtr, key);
+	    nm.n = 0;
+	    if (type == TP_TCL_LAMBDA) {
+		NameAdd(&nm, "apply ", -1);
+		bc = BcCached(c, procPtr->bodyPtr->internalRep.twoPtrValue.ptr1,
+			NULL);
+		if (bc->flen) {
+		    char num[16];
+		    int i = sizeof(num), v = bc->line > 0 ? bc->line : 0;
+
+		    do {
+			num[--i] = '0' + v % 10;
+		    } while ((v /= 10) && i > 0);
+		    NameAdd(&nm, TpSlotStr(c->ring, c->slot) + bc->foff,
+			    bc->flen);
+		    NameAdd(&nm, ":", 1);
+		    NameAdd(&nm, num + i, sizeof(num) - i);
+		} else if ((s = ObjBytes(procPtr->bodyPtr, &len)) != NULL) {
+		    NameAdd(&nm, "{", 1);
+		    NameAdd(&nm, s, len < 40 ? len : 40);
+		    NameAdd(&nm, len <= 40 ? "}" : "...}", -1);
+		}
+	    } else if (type == TP_TCL_METHOD ? !MethodName(fp, procPtr, &nm)
+		    : !CmdName(procPtr->cmdPtr, &nm)) {
+		nm.n = 0;
+		if (fp->objc >= 1 && OKP(fp->objv)
+			&& (s = ObjBytes(fp->objv[0], &len))) {
+		    NameAdd(&nm, s, len);
+		}
+		if (type == TP_TCL_METHOD && fp->objc >= 2
+			&& (s = ObjBytes(fp->objv[1], &len))) {
+		    NameAdd(&nm, " ", 1);
+		    NameAdd(&nm, s, len);
+		}
+	    }
+	    PutStr(c, nm.b, nm.n, &e->off, &e->len);
+	}
+	r->nameOff = e->off;
+	r->nameLen = e->len;
+	if (type == TP_TCL_METHOD) {
+	    Witness(r, 1, fp->clientData);
+	} else if (OKP(fp->objv) && fp->objc > (type == TP_TCL_LAMBDA)) {
+	    Witness(r, 0, fp->objv[type == TP_TCL_LAMBDA]);
+	}
+    }
+
+    /*
+     * The line: the one being run by the body's outermost CmdFrame. A
+     * body running inline has no CmdFrame: only its file is known.
+     */
+
+    if (bodyCf == NULL) {
+	r->flags |= TP_RAW_LEAF;
+	if (flags & FRAME_IS_PROC) {
+	    bc = BcCached(c, procPtr->bodyPtr->internalRep.twoPtrValue.ptr1, NULL);
+	    r->fileOff = bc->foff;
+	    r->fileLen = bc->flen;
+	}
+    } else if (bodyCf->type == TCL_LOCATION_BC
+	    || bodyCf->type == TCL_LOCATION_PREBC) {
+	bc = BcCached(c, (ByteCode *) bodyCf->data.tebc.codePtr,
+		(const unsigned char *) bodyCf->data.tebc.pc);
+	r->line = bc->line;
+	r->fileOff = bc->foff;
+	r->fileLen = bc->flen;
+    } else if (OKP(bodyCf->line) && bodyCf->nline > 0) {
+	r->line = bodyCf->line[0];
+	if (bodyCf->type == TCL_LOCATION_SOURCE
+		&& (s = ObjBytes(bodyCf->data.eval.path, &len))) {
+	    PutFile(c, s, len, &r->fileOff, &r->fileLen);
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FillCmd, EmitCmd --
+ *
+ *	Appends a CMD frame for the command a CmdFrame is running, when
+ *	that command pushed no CallFrame (C commands, [uplevel], [time],
+ *	...). Bytecode levels name it by the first word of its source;
+ *	Tcl_EvalEx levels by their cmd text, and only while a command runs
+ *	(line != NULL); list evals by the list's first element.
+ *
+ * Results:
+ *	FillCmd: 0 if there is no command to show (r is then garbage).
+ *
+ * Side effects:
+ *	Writes the slot.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+FillCmd(
+    Cap *c,
+    CmdFrame *cf,
+    TpTclRaw *r)
+{
+    const Cache *bc;
+    const char *s = NULL, *file = NULL, *w;
+    int len = 0, fileLen = 0, line = 0, wLen;
+
+    if (cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC) {
+	TpTebcPrefix *td = (TpTebcPrefix *) ((char *) cf - TEBC_OFFSET);
+
+	if (td->codePtr != cf->data.tebc.codePtr) {
+	    c->slot->flags |= TP_SLOT_TCLERR;
+	    return 0;
+	}
+	Witness(r, 0, td);
+	bc = BcCached(c, td->codePtr, (const unsigned char *) cf->data.tebc.pc);
+	r->nameOff = bc->off;
+	r->nameLen = bc->len;
+	r->fileOff = bc->foff;
+	r->fileLen = bc->flen;
+	r->line = bc->line;
+	return 1;
+    }
+    if (cf->type != TCL_LOCATION_EVAL && cf->type != TCL_LOCATION_SOURCE) {
+	c->slot->flags |= TP_SLOT_TCLERR;
+	return 0;
+    }
+    if (OKP(cf->line) && cf->nline > 0) {
+	s = cf->cmd;
+	len = cf->len;
+	line = cf->line[0];
+	if (cf->type == TCL_LOCATION_SOURCE) {
+	    file = ObjBytes(cf->data.eval.path, &fileLen);
+	}
+	cf = NULL;		/* Tcl_EvalEx: no witness. */
+    } else if (cf->line == NULL && OKP(cf->cmdObj)
+	    && OKP(cf->cmdObj->typePtr) && Ok(cf->cmdObj->typePtr->name, 1)
+	    && !strcmp(cf->cmdObj->typePtr->name, "list")) {
+	List *listPtr = cf->cmdObj->internalRep.twoPtrValue.ptr1;
+
+	if (OKP(listPtr) && listPtr->elemCount > 0
+		&& listPtr->elemCount <= listPtr->maxElemCount) {
+	    s = ObjBytes((&listPtr->elements)[0], &len);
+	}
+    } else {
+	return 0;		/* Tcl_EvalEx between two commands. */
+    }
+    if (cf) {
+	Witness(r, 1, cf);
+    }
+    if (Ok(s, 1) && len > 0) {
+	FirstWord(s, len, &w, &wLen);
+	PutStr(c, w, wLen, &r->nameOff, &r->nameLen);
+    }
+    r->line = line;
+    PutFile(c, file, fileLen, &r->fileOff, &r->fileLen);
+    return 1;
+}
+
+static void
+EmitCmd(
+    Cap *c,
+    CmdFrame *cf)
+{
+    TpTclRaw *r = NewRaw(c, TP_TCL_CMD, 0);
+
+    if (r && !FillCmd(c, cf, r)) {
+	c->n--;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * WalkContext --
+ *
+ *	Emits the frames of one context (the interp's, or one coroutine's),
+ *	innermost first, by walking the CallFrame and CmdFrame chains
+ *	together (see the file header). A command that pushed CallFrames is
+ *	not emitted but remembered as a creator: if its frames turn out to
+ *	run in a nested trampoline (lsort -command, a C command calling
+ *	Tcl_EvalObjv), CheckCreators adds it back.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Writes the slot.
+ *
+ * Signal safety: safe; both walks bounded by MAX_CHAIN.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static CmdFrame *
+BodyCf(
+    CallFrame *fp,
+    CmdFrame *cf)		/* Outermost CmdFrame seen with framePtr fp,
+				 * or another one. */
+{
+    Proc *procPtr = fp->procPtr;
+
+    if (cf == NULL || cf->framePtr != fp) {
+	return NULL;
+    }
+    if (!(fp->isProcCallFrame & FRAME_IS_PROC)) {
+	return cf;
+    }
+
+    /*
+     * A proc's line comes only from its body's bytecode: a Tcl_EvalEx
+     * level in the same frame (a variable trace fired while the body
+     * runs inline) has lines of its own script.
+     */
+
+    return ((cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC)
+	    && OKP(procPtr) && IsBytecode(procPtr->bodyPtr)
+	    && cf->data.tebc.codePtr
+		== procPtr->bodyPtr->internalRep.twoPtrValue.ptr1) ? cf : NULL;
+}
+
+static void
+WalkContext(
+    Cap *c,
+    CallFrame *fp,
+    CmdFrame *cf,
+    int resumer)		/* The context resumed a coroutine: its
+				 * innermost command is the coroutine marker
+				 * already emitted. */
+{
+    CmdFrame *lastCf = NULL;	/* Last CmdFrame passed: the outermost one
+				 * seen so far for its framePtr. */
+    int steps = 0, pushed, outerRaw;
+
+    while (!c->full && steps++ < MAX_CHAIN) {
+	CallFrame *stop = NULL;
+
+	if (cf) {
+	    if (!OKP(cf) || (cf->nextPtr && (!OKP(cf->nextPtr)
+		    || cf->nextPtr->level != cf->level - 1))) {
+		c->slot->flags |= TP_SLOT_TCLERR;
+		cf = NULL;
+	    } else {
+		stop = cf->framePtr;
+	    }
+	}
+	for (pushed = 0, outerRaw = -1; OKP(fp) && fp != stop
+		&& OKP(fp->callerPtr) && steps++ < MAX_CHAIN && !c->full;
+		pushed++) {
+	    int n = c->n;
+
+	    EmitCallFrame(c, fp, BodyCf(fp, lastCf));
+	    outerRaw = (c->n > n) ? n : outerRaw;
+	    fp = fp->callerPtr;
+	}
+	if (cf == NULL) {
+	    return;
+	}
+	if (fp != stop) {
+	    c->slot->flags |= TP_SLOT_TCLERR;
+	    fp = stop;
+	}
+	if (pushed == 0 && !resumer) {
+	    EmitCmd(c, cf);
+	} else if (!resumer && outerRaw == c->n - 1
+		&& c->nCreators < MAX_CREATORS) {
+	    c->creators[c->nCreators].cf = cf;
+	    c->creators[c->nCreators].raw = outerRaw;
+	    c->creators[c->nCreators++].cb = NULL;
+	}
+	resumer = 0;
+	lastCf = cf;
+	cf = cf->nextPtr;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * AssignSegments --
+ *
+ *	Reads one interp's callback list (continued through the callers of
+ *	running coroutines), newest first, matching frame witnesses and
+ *	trampoline roots; each witnessed frame gets the index of the next
+ *	root met (see the file header). The stretch after the last root met
+ *	goes to the trampoline whose root is NULL (the interp's outermost,
+ *	entered with an empty list), chosen by *nullPtr.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sets SP_KNOWN and the segment in raw[first..last).spare.
+ *
+ * Signal safety: safe; bounded by MAX_CALLBACKS.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CloseStretch(
+    Cap *c,
+    int from,
+    int to,
+    int seg)
+{
+    for (; from < to; from++) {
+	if (c->raw[from].spare & SP_PENDING) {
+	    c->raw[from].spare = SP_KNOWN | (seg > SP_SEG ? SP_SEG : seg);
+	}
+    }
+}
+
+static int
+AssignSegments(
+    Cap *c,
+    Interp *iPtr,
+    int first,
+    int last,
+    uint64_t *claimed)		/* NULL-root trampolines already given to
+				 * another interp. */
+{
+    ExecEnv *ee = iPtr->execEnvPtr;
+    NRE_callback *cb;
+    uint64_t mask = 0;
+    int j = first, stretch = first, lastRoot = -1, k, steps = 0, ctx = 0;
+    int lastWant = first, cr = 0;
+
+    for (k = 0; k < c->nTramp; k++) {
+	mask |= (uint64_t) 1 << ((c->tramp[k].root >> 4) & 63);
+    }
+    for (k = first; k < last; k++) {
+	lastWant = (c->raw[k].spare & SP_WANT) ? k + 1 : lastWant;
+    }
+    if (!OKP(ee)) {
+	return c->nTramp;
+    }
+    cb = ee->callbackPtr;
+    while (steps++ < MAX_CALLBACKS) {
+	int jj, seen;
+
+	if (cb == NULL) {
+	    CoroutineData *corPtr = ee->corPtr;
+
+	    if (!OKP(corPtr) || corPtr->eePtr != ee || ++ctx > MAX_CONTEXTS
+		    || !OKP(ee = corPtr->callerEEPtr)) {
+		break;
+	    }
+	    cb = ee->callbackPtr;
+	    continue;
+	}
+	if (!OKP(cb)) {
+	    c->slot->flags |= TP_SLOT_TCLERR;
+	    break;
+	}
+	if (mask & ((uint64_t) 1 << (((uintptr_t) cb >> 4) & 63))) {
+	    for (k = lastRoot + 1; k < c->nTramp; k++) {
+		if (c->tramp[k].root == (uintptr_t) cb) {
+		    CloseStretch(c, stretch, j, k);
+		    stretch = j;
+		    lastRoot = k;
+		    while (lastRoot + 1 < c->nTramp
+			    && c->tramp[lastRoot + 1].root == (uintptr_t) cb) {
+			lastRoot++;
+		    }
+		    break;
+		}
+	    }
+	}
+	for (jj = j, seen = 0; jj < last && seen < LOOKAHEAD; jj++) {
+	    TpTclRaw *r = &c->raw[jj];
+
+	    if (!(r->spare & SP_WANT)) {
+		continue;
+	    }
+	    seen++;
+	    if ((uintptr_t) cb->data[r->spare & 3] == r->anchor) {
+		r->spare = SP_PENDING;
+		j = jj + 1;
+		while (cr < c->nCreators && c->creators[cr].raw < jj) {
+		    cr++;
+		}
+		if (cr < c->nCreators && c->creators[cr].raw == jj) {
+		    c->creators[cr].cb = cb;
+		}
+		break;
+	    }
+	}
+	if (stretch == j && (j >= last
+		|| (j >= lastWant && lastRoot + 1 >= c->nTramp))) {
+	    break;		/* All placed: the rest is not needed. */
+	}
+	cb = cb->nextPtr;
+    }
+    for (k = lastRoot + 1; k < c->nTramp; k++) {
+	if (c->tramp[k].root == 0 && !((*claimed >> (k & 63)) & 1)) {
+	    *claimed |= (uint64_t) 1 << (k & 63);
+	    break;
+	}
+    }
+    CloseStretch(c, stretch, j, k);
+    return k;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Resolve --
+ *
+ *	Gives every frame of raw[first..last) a segment: witnessed frames
+ *	keep theirs (clamped so segments never grow inwards), the others
+ *	take max(inner neighbour, outer neighbour - 1).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	raw[].spare = SP_KNOWN | segment.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+Resolve(
+    Cap *c,
+    int first,
+    int last,
+    int outerDefault)
+{
+    int i, outer = outerDefault, inner = 0, s;
+
+    for (i = last - 1; i >= first; i--) {
+	TpTclRaw *r = &c->raw[i];
+
+	if (r->spare & SP_KNOWN) {
+	    s = r->spare & SP_SEG;
+	    outer = s < outer ? s : outer;
+	    r->spare = SP_KNOWN | outer;
+	} else {
+	    r->spare = (outer > 0 ? outer - 1 : 0);
+	}
+    }
+    for (i = first; i < last; i++) {
+	TpTclRaw *r = &c->raw[i];
+
+	s = r->spare & SP_SEG;
+	if (!(r->spare & SP_KNOWN) && s < inner) {
+	    s = inner;
+	}
+	r->spare = SP_KNOWN | s;
+	inner = s;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CaptureInterp --
+ *
+ *	Emits all frames of one interp (its coroutine contexts spliced
+ *	under their resumers) and gives them segments.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Writes the slot.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CaptureInterp(
+    Cap *c,
+    Interp *iPtr,
+    uint64_t *claimed)
+{
+    ExecEnv *ee = iPtr->execEnvPtr;
+    CallFrame *fp = iPtr->framePtr;
+    CmdFrame *cf = iPtr->cmdFramePtr;
+    int first = c->n, ctx, outermost;
+
+    c->iPtr = iPtr;
+    for (ctx = 0; ctx < MAX_CONTEXTS && !c->full && OKP(ee); ctx++) {
+	CoroutineData *corPtr = ee->corPtr;
+	TpTclRaw *r;
+	Name nm;
+
+	WalkContext(c, fp, cf, ctx > 0);
+	if (corPtr == NULL) {
+	    break;
+	}
+	if (!OKP(corPtr) || corPtr->eePtr != ee) {
+	    c->slot->flags |= TP_SLOT_TCLERR;
+	    break;
+	}
+	if ((r = NewRaw(c, TP_TCL_CORO, (uintptr_t) corPtr->cmdPtr)) != NULL) {
+	    nm.n = 0;
+	    NameAdd(&nm, "coroutine ", -1);
+	    CmdName(corPtr->cmdPtr, &nm);
+	    PutStr(c, nm.b, nm.n, &r->nameOff, &r->nameLen);
+	    Witness(r, 0, corPtr);
+	}
+	fp = corPtr->caller.framePtr;
+	cf = corPtr->caller.cmdFramePtr;
+	ee = corPtr->callerEEPtr;
+    }
+    outermost = AssignSegments(c, iPtr, first, c->n, claimed);
+    Resolve(c, first, c->n, outermost < c->nTramp ? outermost + 1 : c->nTramp);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ActiveInterps --
+ *
+ *	The interps whose frames belong to this thread's Tcl stack: the
+ *	sampled one, its evaluating ancestors, and their evaluating
+ *	children (a child has its own Interp and chains; its trampolines
+ *	sit on the same C stack inside the parent's [interp eval]).
+ *
+ * Results:
+ *	Number of interps stored in list[], children after parents.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe; bounded by MAX_INTERPS and MAX_CHILDREN.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ActiveInterps(
+    Interp *iPtr,
+    Interp **list,
+    int *depth)
+{
+    TpInterpInfoPrefix *info;
+    int n = 0, i, d;
+
+    for (i = 0; i < MAX_INTERPS; i++) {
+	Interp *parent;
+
+	if (!OKP(info = iPtr->interpInfo)
+		|| !OKP(parent = (Interp *) info->child.parentInterp)
+		|| parent->numLevels <= 0) {
+	    break;
+	}
+	iPtr = parent;
+    }
+    list[n] = iPtr;
+    depth[n++] = 0;
+    for (i = 0; i < n && n < MAX_INTERPS; i++) {
+	Tcl_HashTable *t;
+	int b, seen = 0;
+
+	if (!OKP(info = list[i]->interpInfo)) {
+	    continue;
+	}
+	t = &info->childTable;
+	if (!OKP(t->buckets) || t->numBuckets <= 0 || t->numBuckets > 65536
+		|| t->numEntries <= 0) {
+	    continue;
+	}
+	for (b = 0; b < t->numBuckets && seen < MAX_CHILDREN; b++) {
+	    Tcl_HashEntry *h;
+
+	    for (h = t->buckets[b]; OKP(h) && seen++ < MAX_CHILDREN;
+		    h = h->nextPtr) {
+		TpChildPrefix *ch = h->clientData;
+		Interp *cPtr;
+
+		if (OKP(ch) && OKP(cPtr = (Interp *) ch->childInterp)
+			&& cPtr->numLevels > 0 && n < MAX_INTERPS) {
+		    for (d = 0; d < n && list[d] != cPtr; d++) {
+		    }
+		    if (d == n) {
+			list[n] = cPtr;
+			depth[n++] = depth[i] + 1;
+		    }
+		}
+	    }
+	}
+    }
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCapture --
+ *
+ *	Fills the slot's Tcl frames, innermost first, with their anchors
+ *	(see the file header). slot->pc[] and tramp[] must already hold the
+ *	C stack and the trampolines' root register values.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Writes slot->nTcl, the Tcl frames, strings and flags.
+ *
+ * Signal safety: async-signal-safe: reads memory only, no Tcl call, no
+ *	allocation, every walk bounded, pointers checked before use.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpInterpCapture(
+    Tcl_Interp *interp,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    Interp *list[MAX_INTERPS];
+    int depth[MAX_INTERPS], n, i, j, multi = 0;
+    uint64_t claimed = 0;
+    Cap c;
+
+    memset(&c, 0, sizeof(c));
+    c.ring = ring;
+    c.slot = slot;
+    c.raw = TpSlotTcl(ring, slot);
+    c.max = ring->maxTcl;
+    c.tramp = TpSlotTramps(ring, slot);
+    c.nTramp = slot->nTramp;
+    if (!OKP(interp) || !OKP(((Interp *) interp)->execEnvPtr)) {
+	slot->nTcl = 0;
+	slot->flags |= TP_SLOT_NOTCL;
+	return;
+    }
+    n = ActiveInterps((Interp *) interp, list, depth);
+
+    /*
+     * Deepest interps first: their frames are usually the innermost, and
+     * they claim the inner NULL-root trampolines.
+     */
+
+    for (j = 8; j >= 0; j--) {
+	for (i = 0; i < n; i++) {
+	    if (depth[i] == j && !c.full) {
+		multi += (c.n > 0);
+		CaptureInterp(&c, list[i], &claimed);
+	    }
+	}
+    }
+
+    /*
+     * With several interps, order all frames by segment (stable
+     * insertion sort: each interp's frames are already ordered).
+     */
+
+    if (multi) {
+	for (i = 1; i < c.n; i++) {
+	    TpTclRaw t = c.raw[i];
+
+	    for (j = i; j > 0 && (c.raw[j - 1].spare & SP_SEG)
+		    > (t.spare & SP_SEG); j--) {
+		c.raw[j] = c.raw[j - 1];
+	    }
+	    c.raw[j] = t;
+	}
+    }
+    for (i = 0; i < c.n; i++) {
+	int s = c.raw[i].spare & SP_SEG;
+
+	c.raw[i].anchor = s < c.nTramp ? c.tramp[s].root : 0;
+	c.raw[i].spare = 0;
+    }
+    slot->nTcl = c.n;
+    if (c.n == 0) {
+	slot->flags |= TP_SLOT_NOTCL;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCheck --
+ *
+ *	Frames mode reads struct layouts compiled from 8.6 headers.
+ *
+ * Results:
+ *	NULL if the running Tcl is 8.6.x, else a message.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+const char *
+TpInterpCheck(void)
+{
+    int major, minor;
+
+    Tcl_GetVersion(&major, &minor, NULL, NULL);
+    if (major != TCL_MAJOR_VERSION || minor != TCL_MINOR_VERSION) {
+	return "frames mode reads Tcl " TCL_VERSION " internals; this is another Tcl";
+    }
+    return NULL;
+}
+
+uintptr_t
+TpInterpCurrentRoot(
+    Tcl_Interp *interp)
+{
+    return (uintptr_t) TOP_CB(interp);
+}
+
+int
+TpInterpNumLevels(
+    Tcl_Interp *interp)
+{
+    return ((Interp *) interp)->numLevels;
+}
+
+void *
+TpInterpCoroutine(
+    Tcl_Interp *interp,
+    int *baseLevel)
+{
+    CoroutineData *corPtr = ((Interp *) interp)->execEnvPtr->corPtr;
+
+    *baseLevel = corPtr ? corPtr->auxNumLevels : 0;
+    return corPtr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCommandProcs --
+ *
+ *	Calls fn for every command of every namespace with its fully
+ *	qualified name and the C function that runs it: objProc, or proc
+ *	for string commands (objProc is then TclInvokeStringCommand), and
+ *	nreProc too when it differs (NRE dispatch calls nreProc). Procs
+ *	(they are Tcl frames) and imported commands (their target is named
+ *	in its own namespace) are skipped.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Whatever fn does.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CommandProcsNs(
+    Namespace *nsPtr,
+    void (*fn)(void *cd, const char *name, uintptr_t objProc),
+    void *cd,
+    int level)
+{
+    Tcl_HashSearch search;
+    Tcl_HashEntry *hPtr;
+    Tcl_DString ds;
+    int isGlobal = (nsPtr->parentPtr == NULL);
+
+    Tcl_DStringInit(&ds);
+    for (hPtr = Tcl_FirstHashEntry(&nsPtr->cmdTable, &search); hPtr;
+	    hPtr = Tcl_NextHashEntry(&search)) {
+	Command *cmdPtr = Tcl_GetHashValue(hPtr);
+	uintptr_t proc = (uintptr_t) cmdPtr->objProc;
+
+	if (TclIsProc(cmdPtr) || TclGetOriginalCommand((Tcl_Command) cmdPtr)) {
+	    continue;
+	}
+	Tcl_DStringSetLength(&ds, 0);
+	Tcl_DStringAppend(&ds, isGlobal ? "" : nsPtr->fullName, -1);
+	Tcl_DStringAppend(&ds, "::", 2);
+	Tcl_DStringAppend(&ds, Tcl_GetHashKey(&nsPtr->cmdTable, hPtr), -1);
+	if (cmdPtr->objProc == TclInvokeStringCommand && cmdPtr->proc) {
+	    proc = (uintptr_t) cmdPtr->proc;
+	}
+	if (proc) {
+	    fn(cd, Tcl_DStringValue(&ds), proc);
+	}
+	if (cmdPtr->nreProc && (uintptr_t) cmdPtr->nreProc != proc) {
+	    fn(cd, Tcl_DStringValue(&ds), (uintptr_t) cmdPtr->nreProc);
+	}
+    }
+    Tcl_DStringFree(&ds);
+    if (level < 100) {
+	for (hPtr = Tcl_FirstHashEntry(&nsPtr->childTable, &search); hPtr;
+		hPtr = Tcl_NextHashEntry(&search)) {
+	    CommandProcsNs(Tcl_GetHashValue(hPtr), fn, cd, level + 1);
+	}
+    }
+}
+
+void
+TpInterpCommandProcs(
+    Tcl_Interp *interp,
+    void (*fn)(void *cd, const char *name, uintptr_t objProc),
+    void *cd)
+{
+    CommandProcsNs(((Interp *) interp)->globalNsPtr, fn, cd, 0);
+}
+
+/*
+ * ----------------------------------------------------------------------
+ * Calibration: which callee-saved register holds rootPtr in the
+ * TclNRRunCallbacks frames of this libtcl. Two nested C->Tcl entries
+ * record TOP_CB just before re-entering; the inner command unwinds its
+ * own stack and keeps the registers equal to both roots, in order.
+ * ----------------------------------------------------------------------
+ */
+
+static const int calibRegs[] = {
+    UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12, UNW_X86_64_R13,
+    UNW_X86_64_R14, UNW_X86_64_R15
+};
+#define NREGS ((int) (sizeof(calibRegs) / sizeof(int)))
+
+typedef struct Calib {
+    uintptr_t lo, hi;		/* [start, end) of TclNRRunCallbacks. */
+    int depth;			/* Nesting reached by the outer command. */
+    uintptr_t roots[2];		/* TOP_CB before each nested entry. */
+    unw_word_t regs[2][NREGS];	/* Registers of the two innermost
+				 * trampoline frames. */
+    int nTramp;			/* Trampoline frames found. */
+    int tebcOk;			/* The TEBCdata layout was verified. */
+    Tcl_Obj *outerName, *innerName;
+} Calib;
+
+static int
+CalibOuterCmd(
+    void *cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Calib *cb = cd;
+    int d = cb->depth++;
+
+    (void) objc; (void) objv;
+    if (d > 1) {
+	return TCL_OK;
+    }
+    cb->roots[d] = (uintptr_t) TOP_CB(interp);
+    return Tcl_EvalObjEx(interp, d == 0 ? cb->outerName : cb->innerName, 0);
+}
+
+static int
+CalibInnerCmd(
+    void *cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Calib *cb = cd;
+    Interp *iPtr = (Interp *) interp;
+    CmdFrame *cf = iPtr->cmdFramePtr;
+    NRE_callback *p;
+    unw_context_t uc;
+    unw_cursor_t cur;
+    unw_word_t ip;
+    int i, n;
+
+    (void) objc; (void) objv;
+
+    /*
+     * The script calling us is bytecode that called out: its CmdFrame is
+     * embedded in a TEBCdata that the pending TEBCresume callback holds.
+     */
+
+    if (cf && cf->type == TCL_LOCATION_BC
+	    && ((TpTebcPrefix *) ((char *) cf - TEBC_OFFSET))->codePtr
+		    == cf->data.tebc.codePtr) {
+	for (p = TOP_CB(interp), n = 0; p && n < 1000; p = p->nextPtr, n++) {
+	    if ((char *) p->data[0] == (char *) cf - TEBC_OFFSET) {
+		cb->tebcOk = 1;
+	    }
+	}
+    }
+    if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0) {
+	return TCL_OK;
+    }
+    for (n = 0; n < 512 && cb->nTramp < 2 && unw_step(&cur) > 0; n++) {
+	if (unw_get_reg(&cur, UNW_REG_IP, &ip) == 0 && ip > cb->lo
+		&& ip <= cb->hi) {
+	    for (i = 0; i < NREGS; i++) {
+		unw_get_reg(&cur, calibRegs[i], &cb->regs[cb->nTramp][i]);
+	    }
+	    cb->nTramp++;
+	}
+    }
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCalibrate --
+ *
+ *	Finds the libunwind register number that holds rootPtr in
+ *	TclNRRunCallbacks frames, and checks the TEBCdata layout that
+ *	frames mode relies on. Not for the signal handler.
+ *
+ * Results:
+ *	1 and *regOut on success; 0 and a reason (new Tcl_Obj) in *whyPtr.
+ *
+ * Side effects:
+ *	Creates and deletes two commands; evaluates two tiny scripts.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpCalibrate(
+    Tcl_Interp *interp,
+    int *regOut,
+    Tcl_Obj **whyPtr)
+{
+    Calib cb;
+    void *addr, *handle = NULL;
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    char outer[64], inner[64];
+    int i, found = -1, code;
+    const char *why = NULL;
+
+    memset(&cb, 0, sizeof(cb));
+    addr = dlsym(RTLD_DEFAULT, "TclNRRunCallbacks");
+    if (addr == NULL && dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)
+	    && info.dli_fname
+	    && (handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
+	addr = dlsym(handle, "TclNRRunCallbacks");
+    }
+    if (addr == NULL || !dladdr1(addr, &info, (void **) &sym, RTLD_DL_SYMENT)
+	    || sym == NULL || sym->st_size == 0) {
+	why = "cannot find TclNRRunCallbacks and its size in libtcl";
+	goto done;
+    }
+    cb.lo = (uintptr_t) addr;
+    cb.hi = cb.lo + sym->st_size;
+    snprintf(outer, sizeof(outer), "::tclprof_calibOuter%p", (void *) &cb);
+    snprintf(inner, sizeof(inner), "::tclprof_calibInner%p", (void *) &cb);
+    cb.outerName = Tcl_NewStringObj(outer, -1);
+    cb.innerName = Tcl_NewStringObj(inner, -1);
+    Tcl_IncrRefCount(cb.outerName);
+    Tcl_IncrRefCount(cb.innerName);
+    Tcl_CreateObjCommand(interp, outer, CalibOuterCmd, &cb, NULL);
+    Tcl_CreateObjCommand(interp, inner, CalibInnerCmd, &cb, NULL);
+    code = Tcl_EvalObjEx(interp, cb.outerName, 0);
+    Tcl_DeleteCommand(interp, outer);
+    Tcl_DeleteCommand(interp, inner);
+    Tcl_DecrRefCount(cb.outerName);
+    Tcl_DecrRefCount(cb.innerName);
+    Tcl_ResetResult(interp);
+    if (code != TCL_OK || cb.depth != 2) {
+	why = "calibration script failed";
+    } else if (cb.nTramp < 2) {
+	why = "libunwind found fewer than two TclNRRunCallbacks frames";
+    } else if (cb.roots[0] == cb.roots[1]) {
+	why = "the two nested NRE roots are equal";
+    } else if (!cb.tebcOk) {
+	why = "TEBCdata layout check failed (is this Tcl 8.6.13-compatible?)";
+    } else {
+	for (i = 0; i < NREGS && found < 0; i++) {
+	    if (cb.regs[0][i] == cb.roots[1] && cb.regs[1][i] == cb.roots[0]) {
+		found = calibRegs[i];
+	    }
+	}
+	if (found < 0) {
+	    why = "no callee-saved register holds the NRE root";
+	}
+    }
+  done:
+    if (handle) {
+	dlclose(handle);
+    }
+    if (why) {
+	*whyPtr = Tcl_NewStringObj(why, -1);
+	return 0;
+    }
+    *regOut = found;
+    return 1;
+}

@@ -1,0 +1,622 @@
+/*
+ * tphelper.c --
+ *
+ *	A test-only extension for tclprof's test suite (package tphelper,
+ *	loaded from the build directory by tests/common.tcl, never
+ *	installed). Its commands burn CPU in named C functions, re-enter Tcl
+ *	from C, block, fork and play with the SIGPROF disposition, so that
+ *	the tests can assert which C and Tcl frames a sample must show.
+ *
+ *	Every function a test looks for by name is static, noinline and
+ *	noclone (so it keeps its own frame and its own symbol), and every
+ *	busy loop works on a volatile accumulator so the optimizer cannot
+ *	remove it. Burns are measured in CPU time of the calling thread
+ *	(CLOCK_THREAD_CPUTIME_ID), read every BURN_CHECK iterations, so a
+ *	burn of N ms gives N ms of samples to a CPU-clock profiler however
+ *	loaded the machine is.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include <tcl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#define NOINLINE	__attribute__((noinline, noclone))
+
+/*
+ * Iterations of a busy loop between two reads of the clock, and steps of
+ * arithmetic per iteration: about 0.2-0.4 ms of work per read. The thread
+ * CPU clock is a real system call (the vDSO cannot serve it), about 1 us:
+ * with less work per read, most samples would land in clock_gettime
+ * rather than in the function that burns.
+ */
+
+#define BURN_CHECK	1000
+#define BURN_STEPS	256
+
+/*
+ * Limit on any duration argument: one minute. Tests never need more, and
+ * a typo must not hang the suite.
+ */
+
+#define MAX_MS		60000
+
+/*
+ * The accumulator every loop writes: volatile, so each iteration is a
+ * real load and store.
+ */
+
+static volatile uint64_t sink;
+
+/*
+ * A SIGPROF handler that is not tclprof's, for the "foreign handler"
+ * tests. It does nothing.
+ */
+
+static void
+ForeignHandler(
+    int sig)
+{
+    (void) sig;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ClockNs --
+ *
+ *	Reads a clock.
+ *
+ * Results:
+ *	The clock's value in nanoseconds.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline uint64_t
+ClockNs(
+    clockid_t clk)
+{
+    struct timespec ts;
+
+    clock_gettime(clk, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Spin --
+ *
+ *	Busy loop until clock clk has advanced by ns nanoseconds. Always
+ *	inlined: the samples it gets belong to the named function it is
+ *	written in, which is what the tests look for.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Burns CPU.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline __attribute__((always_inline)) void
+Spin(
+    clockid_t clk,
+    uint64_t ns)
+{
+    uint64_t end = ClockNs(clk) + ns;
+    uint64_t acc = sink;
+    int i, j;
+
+    do {
+	for (i = 0; i < BURN_CHECK; i++) {
+	    for (j = 0; j < BURN_STEPS; j++) {
+		acc = acc * 6364136223846793005u + 1442695040888963407u;
+	    }
+	    sink = acc;
+	}
+    } while (ClockNs(clk) < end);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * BurnLoop, InnerBurn, OuterBurn, WallSpin --
+ *
+ *	The named burners. BurnLoop and InnerBurn burn ms of thread CPU
+ *	time in their own frame. OuterBurn burns ms in total: in rounds of
+ *	2 ms, 10% in its own frame and 90% in InnerBurn, so a profile must
+ *	show InnerBurn under OuterBurn holding about 90% of the samples.
+ *	WallSpin busy-loops for ms of wall-clock time.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Burns CPU.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static NOINLINE void
+BurnLoop(
+    int ms)
+{
+    Spin(CLOCK_THREAD_CPUTIME_ID, (uint64_t) ms * 1000000u);
+}
+
+static NOINLINE void
+InnerBurn(
+    uint64_t ns)
+{
+    Spin(CLOCK_THREAD_CPUTIME_ID, ns);
+}
+
+static NOINLINE void
+OuterBurn(
+    int ms)
+{
+    const uint64_t round = 2000000;	/* 2 ms */
+    uint64_t end = ClockNs(CLOCK_THREAD_CPUTIME_ID) + (uint64_t) ms * 1000000u;
+
+    while (ClockNs(CLOCK_THREAD_CPUTIME_ID) < end) {
+	Spin(CLOCK_THREAD_CPUTIME_ID, round / 10);
+	InnerBurn(round - round / 10);
+    }
+}
+
+static NOINLINE void
+WallSpin(
+    int ms)
+{
+    Spin(CLOCK_MONOTONIC, (uint64_t) ms * 1000000u);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * GetMs --
+ *
+ *	Reads a duration in milliseconds, 0 to MAX_MS.
+ *
+ * Results:
+ *	TCL_OK and *msPtr set, or TCL_ERROR with a message.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+GetMs(
+    Tcl_Interp *interp,
+    Tcl_Obj *objPtr,
+    int *msPtr)
+{
+    if (Tcl_GetIntFromObj(interp, objPtr, msPtr) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (*msPtr < 0 || *msPtr > MAX_MS) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"bad duration \"%s\": must be 0 to %d ms",
+		Tcl_GetString(objPtr), MAX_MS));
+	Tcl_SetErrorCode(interp, "TPHELPER", "VALUE", NULL);
+	return TCL_ERROR;
+    }
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CBurnCmd, Burn2Cmd, SpinCmd --
+ *
+ *	tphelper::cburn ms: BurnLoop(ms).
+ *	tphelper::burn2 ms: OuterBurn(ms).
+ *	tphelper::spin ms:  WallSpin(ms).
+ *
+ * Results:
+ *	A standard Tcl result, empty on success.
+ *
+ * Side effects:
+ *	Burns CPU.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CBurnCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int ms;
+
+    /* Syntax: tphelper::cburn ms
+     *         [0]             [1] */
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    BurnLoop(ms);
+    return TCL_OK;
+}
+
+static int
+Burn2Cmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int ms;
+
+    /* Syntax: tphelper::burn2 ms
+     *         [0]             [1] */
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    OuterBurn(ms);
+    return TCL_OK;
+}
+
+static int
+SpinCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int ms;
+
+    /* Syntax: tphelper::spin ms
+     *         [0]            [1] */
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    WallSpin(ms);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * EvalHelper --
+ *
+ *	Evaluates a script from a C frame of our own, so that a C function
+ *	other than the command's objProc sits between the two trampolines.
+ *	The work after the call keeps it from being a tail call.
+ *
+ * Results:
+ *	The script's completion code.
+ *
+ * Side effects:
+ *	Whatever the script does.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static NOINLINE int
+EvalHelper(
+    Tcl_Interp *interp,
+    Tcl_Obj *scriptPtr)
+{
+    int code;
+
+    code = Tcl_EvalObjEx(interp, scriptPtr, 0);
+    sink++;
+    return code;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CEvalCmd, CEvalNrCmd --
+ *
+ *	tphelper::ceval script:   Tcl_EvalObjEx from the objProc.
+ *	tphelper::cevalnr script: the same through EvalHelper.
+ *	Both re-enter Tcl from C (a new TclNRRunCallbacks frame).
+ *
+ * Results:
+ *	The script's result and completion code.
+ *
+ * Side effects:
+ *	Whatever the script does.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CEvalCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    /* Syntax: tphelper::ceval script
+     *         [0]             [1] */
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "script");
+	return TCL_ERROR;
+    }
+    return Tcl_EvalObjEx(interp, objv[1], 0);
+}
+
+static int
+CEvalNrCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int code;
+
+    /* Syntax: tphelper::cevalnr script
+     *         [0]               [1] */
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "script");
+	return TCL_ERROR;
+    }
+    code = EvalHelper(interp, objv[1]);
+    sink++;
+    return code;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SleepCmd --
+ *
+ *	tphelper::sleep ms: blocks in nanosleep for ms of wall time.
+ *	nanosleep is never restarted by SA_RESTART: an interrupted sleep
+ *	goes on with the time that remains.
+ *
+ * Results:
+ *	A standard Tcl result, empty on success.
+ *
+ * Side effects:
+ *	Blocks the thread.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SleepCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    struct timespec req;
+    int ms;
+
+    /* Syntax: tphelper::sleep ms
+     *         [0]             [1] */
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    req.tv_sec = ms / 1000;
+    req.tv_nsec = (long) (ms % 1000) * 1000000;
+    while (nanosleep(&req, &req) != 0 && errno == EINTR) {
+	/* Go on sleeping for what remains. */
+    }
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ForkCmd --
+ *
+ *	tphelper::fork ?childExit?
+ *	Without argument: fork(); the child's pid in the parent, 0 in the
+ *	child. With childExit: the child _exit()s at once with that status
+ *	and the parent waits for it and returns its exit status (or
+ *	"signal N"); this is the form the tests use, since a forked tclsh
+ *	would flush the parent's pending output a second time.
+ *
+ * Results:
+ *	See above; an error naming errno if fork or waitpid fails.
+ *
+ * Side effects:
+ *	A new process.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ForkCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int childExit = -1, status;
+    pid_t pid;
+
+    /* Syntax: tphelper::fork ?childExit?
+     *         [0]            [1] */
+    if (objc > 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?childExit?");
+	return TCL_ERROR;
+    }
+    if (objc == 2 && Tcl_GetIntFromObj(interp, objv[1], &childExit) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    pid = fork();
+    if (pid < 0) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("fork failed: %s",
+		Tcl_PosixError(interp)));
+	return TCL_ERROR;
+    }
+    if (pid == 0 && childExit >= 0) {
+	_exit(childExit & 0xff);
+    }
+    if (childExit < 0) {
+	Tcl_SetObjResult(interp, Tcl_NewWideIntObj((Tcl_WideInt) pid));
+	return TCL_OK;
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+	if (errno != EINTR) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("waitpid failed: %s",
+		    Tcl_PosixError(interp)));
+	    return TCL_ERROR;
+	}
+    }
+    if (WIFEXITED(status)) {
+	Tcl_SetObjResult(interp, Tcl_NewIntObj(WEXITSTATUS(status)));
+    } else {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("signal %d", WTERMSIG(status)));
+    }
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SigprofCmd --
+ *
+ *	tphelper::sigprof ?default|ignore|foreign?
+ *	Reports SIGPROF's current disposition (default, ignore, foreign:
+ *	this helper's handler, or handler: anybody else's, i.e.
+ *	tclprof's); with an argument, sets it first.
+ *
+ * Results:
+ *	The disposition in force before the call.
+ *
+ * Side effects:
+ *	May change SIGPROF's disposition for the whole process.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SigprofCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const dispositions[] = {
+	"default", "ignore", "foreign", NULL
+    };
+    enum { D_DEFAULT, D_IGNORE, D_FOREIGN };
+    struct sigaction old, sa;
+    const char *what;
+    int idx;
+
+    /* Syntax: tphelper::sigprof ?disposition?
+     *         [0]               [1] */
+    if (objc > 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?disposition?");
+	return TCL_ERROR;
+    }
+    if (objc == 2) {
+	if (Tcl_GetIndexFromObj(interp, objv[1], dispositions, "disposition",
+		0, &idx) != TCL_OK) {
+	    return TCL_ERROR;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = (idx == D_DEFAULT) ? SIG_DFL
+		: (idx == D_IGNORE) ? SIG_IGN : ForeignHandler;
+	if (sigaction(SIGPROF, &sa, &old) != 0) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("sigaction failed: %s",
+		    Tcl_PosixError(interp)));
+	    return TCL_ERROR;
+	}
+    } else if (sigaction(SIGPROF, NULL, &old) != 0) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("sigaction failed: %s",
+		Tcl_PosixError(interp)));
+	return TCL_ERROR;
+    }
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+	what = "default";
+    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) {
+	what = "ignore";
+    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == ForeignHandler) {
+	what = "foreign";
+    } else {
+	what = "handler";
+    }
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(what, -1));
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Tphelper_Init --
+ *
+ *	Creates the tphelper::* commands and provides package tphelper.
+ *
+ * Results:
+ *	A standard Tcl result.
+ *
+ * Side effects:
+ *	New commands in namespace ::tphelper.
+ *
+ *----------------------------------------------------------------------
+ */
+
+DLLEXPORT int
+Tphelper_Init(
+    Tcl_Interp *interp)
+{
+    static const struct {
+	const char *name;
+	Tcl_ObjCmdProc *proc;
+    } cmds[] = {
+	{"::tphelper::cburn",	CBurnCmd},
+	{"::tphelper::burn2",	Burn2Cmd},
+	{"::tphelper::spin",	SpinCmd},
+	{"::tphelper::ceval",	CEvalCmd},
+	{"::tphelper::cevalnr",	CEvalNrCmd},
+	{"::tphelper::sleep",	SleepCmd},
+	{"::tphelper::fork",	ForkCmd},
+	{"::tphelper::sigprof",	SigprofCmd},
+	{NULL, NULL}
+    };
+    int i;
+
+    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
+	return TCL_ERROR;
+    }
+    for (i = 0; cmds[i].name != NULL; i++) {
+	if (Tcl_CreateObjCommand(interp, cmds[i].name, cmds[i].proc, NULL,
+		NULL) == NULL) {
+	    return TCL_ERROR;
+	}
+    }
+    return Tcl_PkgProvideEx(interp, "tphelper", "1.0", NULL);
+}

@@ -1,0 +1,1408 @@
+/*
+ * symbol.c --
+ *
+ *	Modules (the ELF objects mapped in the process) and the names of
+ *	the functions in them, read from the files by hand with <elf.h>.
+ *
+ *	A C location is (module index, offset), offset = pc - load bias: the
+ *	address the ELF file itself uses. Locations keep module indexes, so
+ *	a rescan never renumbers: a module is matched by (path, bias), new
+ *	ones are appended, and one the loader no longer lists keeps its entry
+ *	with an empty range (lo = hi = 0), its names still reachable.
+ *	TpModulesFind runs for every PC of every sample: the block holding
+ *	mods[] has room for capMods ints after the modules, the indexes of
+ *	the modules sorted by lo, which it searches by bisection.
+ *
+ *	A module's symbol table is loaded on its first lookup: the functions
+ *	of .symtab (static ones too) and .dynsym, or of the separate debug
+ *	file (found by build-id or .gnu_debuglink) of a stripped file; sorted
+ *	by address, one name per address (aliases lose to global, unversioned,
+ *	non-underscore names). A name is given only when the symbol's
+ *	[start, start + size) contains the offset: the nearest lower symbol of
+ *	a stripped library names the static functions between exported ones
+ *	wrongly (TEBCresume shown as Tcl_NRExprObj+0x884b).
+ *
+ *	Debian's libtcl8.6.so is such a library, but libtcl8.6.a is an ar of
+ *	the very objects it was linked from (minus the stub library), with
+ *	their local symbols, and without -ffunction-sections: one .text per
+ *	object. Each executable section of each member is placed in the .so,
+ *	and all its functions named, only when its bytes are found there: at
+ *	the address its exported functions give (all agreeing, sizes equal),
+ *	or, when it exports none, at the one and only place they occur. Bytes
+ *	the linker may rewrite (relocated fields, relaxed instructions) are
+ *	not compared. Members not linked into the .so match nowhere.
+ *
+ *	Every offset read from a file is checked against the file's size: a
+ *	truncated or corrupt file gives fewer names, never a crash. Files are
+ *	mapped read-only and unmapped before the lookup returns.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <elf.h>
+#include <link.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ELFDATA_NATIVE	ELFDATA2MSB
+#else
+#define ELFDATA_NATIVE	ELFDATA2LSB
+#endif
+
+#define TP_NEST_SCAN	8	/* Symbols looked at below the nearest lower
+				 * one, for nested symbols (rare). */
+#define TP_MIN_RUN	16	/* A section that exports nothing is searched
+				 * for by a run of this many fixed bytes... */
+#define TP_MIN_BYTES	32	/* ...and needs this many fixed bytes in
+				 * all: tiny sections can match by chance. */
+#define TP_MAX_HITS	64	/* Places checked before the search gives up
+				 * (real sections have one; this bounds the
+				 * work a hostile archive can cause). */
+#define TP_MAX_SEG	8	/* Executable segments of a library. */
+
+typedef struct TpSym {
+    uintptr_t start;		/* ELF virtual address of the function. */
+    uint32_t size;		/* Its size in bytes (nonzero). */
+    uint32_t name;		/* Offset of its name in the pool. */
+    uint32_t rank;		/* Alias preference (building only). */
+} TpSym;
+
+struct TpSymtab {
+    TpSym *syms;		/* Sorted by start, one per start. */
+    size_t nSyms;
+    char *names;		/* Pool of NUL-terminated names. */
+};
+
+typedef struct Builder {	/* A table being built. */
+    TpSymtab t;
+    size_t capSyms;
+    size_t nameLen, capNames;
+    int failed;			/* Memory ran out: give up. */
+} Builder;
+
+/*
+ * A read-only view of an ELF64 image of the host's byte order. Headers
+ * are copied out with memcpy (archive members need not be aligned);
+ * shnum and phnum are 0 when their tables are not inside the image.
+ */
+
+typedef struct Elf {
+    const unsigned char *data;
+    size_t size;
+    Elf64_Ehdr eh;
+    size_t shnum, phnum;
+} Elf;
+
+typedef struct Mapping {
+    unsigned char *data;
+    size_t size;
+} Mapping;
+
+/*
+ * The library's side of archive matching: its exported functions sorted
+ * by name and by address, and the file bytes of its executable segments.
+ * One executable section of an archive member is a Piece.
+ */
+
+typedef struct DynSym {
+    const char *name;		/* Points into the mapped library. */
+    uintptr_t start;
+    uint64_t size;
+} DynSym;
+
+typedef struct Target {
+    DynSym *byName, *byAddr;
+    size_t nDyn;
+    struct {
+	uintptr_t vaddr;
+	const unsigned char *bytes;
+	size_t size;
+    } seg[TP_MAX_SEG];
+    int nSeg;
+} Target;
+
+typedef struct Piece {
+    const unsigned char *bytes;	/* Contents in the member. */
+    unsigned char *mask;	/* 1 where the linker may change the byte. */
+    size_t size;
+    uint64_t align;
+} Piece;
+
+/*
+ * The registered archive. Process-wide: written by TpSymbolSetArchive,
+ * read when a table is loaded; the mutex guards both strings.
+ */
+
+static struct {
+    pthread_mutex_t lock;
+    char *soName;		/* Basename of the library it serves. */
+    char *path;			/* The archive. */
+} archiveReg = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
+
+/*
+ * Makes room for need elements in a malloc'ed array, doubling. Returns
+ * the (possibly moved) array, or NULL if memory ran out: ptr and *cap are
+ * then unchanged.
+ */
+
+static void *
+Grow(
+    void *ptr,
+    size_t *cap,
+    size_t need,
+    size_t elem)
+{
+    size_t n = *cap ? *cap : 64;
+
+    if (need <= *cap) {
+	return ptr;
+    }
+    while (n < need) {
+	n *= 2;
+    }
+    if (n > SIZE_MAX / elem || (ptr = realloc(ptr, n * elem)) == NULL) {
+	return NULL;
+    }
+    *cap = n;
+    return ptr;
+}
+
+/*
+ * Preference among aliases (names of one address): global, then weak,
+ * then local; unversioned; not starting with "_". Higher is better.
+ */
+
+static uint32_t
+Rank(
+    int bind,
+    const char *name)
+{
+    return (bind == STB_GLOBAL) * 8 + (bind == STB_WEAK) * 4
+	    + (strchr(name, '@') == NULL) * 2 + (name[0] != '_');
+}
+
+/*
+ * Adds a function to a table being built (copying the name); empty names
+ * and sizes are ignored.
+ */
+
+static void
+AddSym(
+    Builder *b,
+    uintptr_t start,
+    uint64_t size,
+    const char *name,
+    int bind)
+{
+    size_t len = strlen(name) + 1;
+    TpSym *s = NULL;
+    char *names = NULL;
+
+    if (b->failed || size == 0 || size > UINT32_MAX || len == 1) {
+	return;
+    }
+    if (b->nameLen + len <= UINT32_MAX) {
+	s = Grow(b->t.syms, &b->capSyms, b->t.nSyms + 1, sizeof(TpSym));
+    }
+    if (s != NULL) {
+	b->t.syms = s;
+	names = Grow(b->t.names, &b->capNames, b->nameLen + len, 1);
+    }
+    if (names == NULL) {
+	b->failed = 1;
+	return;
+    }
+    b->t.names = names;
+    s = &b->t.syms[b->t.nSyms++];
+    s->start = start;
+    s->size = (uint32_t) size;
+    s->name = (uint32_t) b->nameLen;
+    s->rank = Rank(bind, name);
+    memcpy(b->t.names + b->nameLen, name, len);
+    b->nameLen += len;
+}
+
+static int
+CompareSyms(
+    const void *a,
+    const void *b)
+{
+    const TpSym *x = a, *y = b;
+
+    if (x->start != y->start) {
+	return x->start < y->start ? -1 : 1;
+    }
+    if (x->rank != y->rank) {
+	return x->rank > y->rank ? -1 : 1;
+    }
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/*
+ * Sorts a built table, keeping the preferred name of each address, and
+ * takes over the builder's memory: the table, or NULL (memory freed) if
+ * it is empty or memory ran out.
+ */
+
+static TpSymtab *
+BuilderFinish(
+    Builder *b)
+{
+    TpSymtab *t = NULL;
+    size_t i, n = 0;
+
+    if (!b->failed && b->t.nSyms > 0) {
+	qsort(b->t.syms, b->t.nSyms, sizeof(TpSym), CompareSyms);
+	for (i = 0; i < b->t.nSyms; i++) {
+	    if (n == 0 || b->t.syms[n - 1].start != b->t.syms[i].start) {
+		b->t.syms[n++] = b->t.syms[i];
+	    }
+	}
+	t = malloc(sizeof(TpSymtab));
+    }
+    if (t == NULL) {
+	free(b->t.syms);
+	free(b->t.names);
+	return NULL;
+    }
+    *t = b->t;
+    t->nSyms = n;
+    return t;
+}
+
+static void
+SymtabFree(
+    TpSymtab *t)
+{
+    if (t != NULL) {
+	free(t->syms);
+	free(t->names);
+	free(t);
+    }
+}
+
+/*
+ * Maps a regular, nonempty file read-only (0, else -1); no descriptor
+ * stays open. Unmap undoes it.
+ */
+
+static int
+MapFile(
+    const char *path,
+    Mapping *m)
+{
+    struct stat st;
+    void *p = MAP_FAILED;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    m->data = NULL;
+    if (fd < 0) {
+	return -1;
+    }
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
+	    && (uint64_t) st.st_size <= SIZE_MAX) {
+	p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    }
+    close(fd);
+    if (p == MAP_FAILED) {
+	return -1;
+    }
+    m->data = p;
+    m->size = (size_t) st.st_size;
+    return 0;
+}
+
+static void
+Unmap(
+    Mapping *m)
+{
+    if (m->data != NULL) {
+	munmap(m->data, m->size);
+	m->data = NULL;
+    }
+}
+
+/*
+ * The bytes [off, off + len) of an image, or NULL if not all inside it.
+ */
+
+static const unsigned char *
+Span(
+    const Elf *e,
+    uint64_t off,
+    uint64_t len)
+{
+    if (off > e->size || len > e->size - off) {
+	return NULL;
+    }
+    return e->data + off;
+}
+
+/*
+ * Checks the header of an ELF image and locates its tables: 0, or -1 if
+ * it is not an ELF64 image of the host's byte order.
+ */
+
+static int
+ElfInit(
+    Elf *e,
+    const unsigned char *data,
+    size_t size)
+{
+    Elf64_Shdr sh0;
+
+    memset(e, 0, sizeof(Elf));
+    e->data = data;
+    e->size = size;
+    if (size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) != 0
+	    || data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA_NATIVE) {
+	return -1;
+    }
+    memcpy(&e->eh, data, sizeof(Elf64_Ehdr));
+    if (e->eh.e_shoff != 0 && e->eh.e_shentsize == sizeof(Elf64_Shdr)) {
+	e->shnum = e->eh.e_shnum;
+	if (e->shnum == 0 && Span(e, e->eh.e_shoff, sizeof(sh0)) != NULL) {
+	    memcpy(&sh0, data + e->eh.e_shoff, sizeof(sh0));
+	    e->shnum = sh0.sh_size < size ? (size_t) sh0.sh_size : 0;
+	}
+	if (e->shnum > size / sizeof(Elf64_Shdr) || Span(e, e->eh.e_shoff,
+		(uint64_t) e->shnum * sizeof(Elf64_Shdr)) == NULL) {
+	    e->shnum = 0;
+	}
+    }
+    if (e->eh.e_phoff != 0 && e->eh.e_phentsize == sizeof(Elf64_Phdr)
+	    && Span(e, e->eh.e_phoff,
+		(uint64_t) e->eh.e_phnum * sizeof(Elf64_Phdr)) != NULL) {
+	e->phnum = e->eh.e_phnum;
+    }
+    return 0;
+}
+
+/*
+ * Section header i (1, or 0 past the end) and a section's bytes (NULL
+ * if it has none in the file).
+ */
+
+static int
+GetShdr(
+    const Elf *e,
+    size_t i,
+    Elf64_Shdr *sh)
+{
+    if (i >= e->shnum) {
+	return 0;
+    }
+    memcpy(sh, e->data + e->eh.e_shoff + i * sizeof(Elf64_Shdr), sizeof(*sh));
+    return 1;
+}
+
+static const unsigned char *
+SecData(
+    const Elf *e,
+    const Elf64_Shdr *sh)
+{
+    return sh->sh_type == SHT_NOBITS ? NULL
+	    : Span(e, sh->sh_offset, sh->sh_size);
+}
+
+/*
+ * A string of string table section strndx, or NULL unless it is one and
+ * the string ends inside it.
+ */
+
+static const char *
+StrAt(
+    const Elf *e,
+    size_t strndx,
+    uint64_t off)
+{
+    Elf64_Shdr sh;
+    const unsigned char *p;
+
+    if (!GetShdr(e, strndx, &sh) || sh.sh_type != SHT_STRTAB
+	    || (p = SecData(e, &sh)) == NULL || off >= sh.sh_size
+	    || memchr(p + off, 0, sh.sh_size - off) == NULL) {
+	return NULL;
+    }
+    return (const char *) p + off;
+}
+
+/*
+ * Iterates over a symbol table section: *i starts at 0; each call gives
+ * the next symbol with a readable name (1), or ends (0).
+ */
+
+static int
+NextSym(
+    const Elf *e,
+    const Elf64_Shdr *sh,
+    size_t *i,
+    Elf64_Sym *sym,
+    const char **name)
+{
+    const unsigned char *p = SecData(e, sh);
+
+    if (p == NULL || sh->sh_entsize != sizeof(Elf64_Sym)) {
+	return 0;
+    }
+    while (++*i < sh->sh_size / sizeof(Elf64_Sym)) {
+	memcpy(sym, p + *i * sizeof(Elf64_Sym), sizeof(Elf64_Sym));
+	if ((*name = StrAt(e, sh->sh_link, sym->st_name)) != NULL) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+static int
+IsFunc(
+    const Elf64_Sym *sym)
+{
+    int type = ELF64_ST_TYPE(sym->st_info);
+
+    return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_size > 0
+	    && sym->st_shndx != SHN_UNDEF && sym->st_shndx < SHN_LORESERVE;
+}
+
+/*
+ * Adds the functions of an image's sections of one type (SHT_SYMTAB or
+ * SHT_DYNSYM). Returns how many there were.
+ */
+
+static size_t
+AddElfSyms(
+    Builder *b,
+    const Elf *e,
+    uint32_t type)
+{
+    Elf64_Shdr sh;
+    Elf64_Sym sym;
+    const char *name;
+    size_t i, j, n = 0;
+
+    for (i = 1; GetShdr(e, i, &sh); i++) {
+	for (j = 0; sh.sh_type == type && NextSym(e, &sh, &j, &sym, &name); ) {
+	    if (IsFunc(&sym)) {
+		AddSym(b, sym.st_value, sym.st_size, name,
+			ELF64_ST_BIND(sym.st_info));
+		n++;
+	    }
+	}
+    }
+    return n;
+}
+
+/*
+ * The GNU build-id of an image (and its length), or NULL.
+ */
+
+static const unsigned char *
+BuildId(
+    const Elf *e,
+    size_t *len)
+{
+    Elf64_Shdr sh;
+    const unsigned char *p;
+    uint32_t nh[3];		/* namesz, descsz, type */
+    uint64_t off, desc;
+    size_t i;
+
+    for (i = 1; GetShdr(e, i, &sh); i++) {
+	if (sh.sh_type != SHT_NOTE || (p = SecData(e, &sh)) == NULL) {
+	    continue;
+	}
+	for (off = 0; off + sizeof(nh) <= sh.sh_size; ) {
+	    memcpy(nh, p + off, sizeof(nh));
+	    desc = off + sizeof(nh) + (((uint64_t) nh[0] + 3) & ~3ULL);
+	    if (desc + nh[1] > sh.sh_size) {
+		break;
+	    }
+	    if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4 && nh[1] > 0
+		    && memcmp(p + off + sizeof(nh), "GNU", 4) == 0) {
+		*len = nh[1];
+		return p + desc;
+	    }
+	    off = desc + (((uint64_t) nh[1] + 3) & ~3ULL);
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * OpenDebugFile --
+ *
+ *	Finds the separate debug file of a stripped image: by build-id
+ *	under /usr/lib/debug/.build-id, else by .gnu_debuglink next to it,
+ *	in .debug/ there, or under /usr/lib/debug. Only a file with the same
+ *	build-id is taken, so an image without one gets none.
+ *
+ * Results:
+ *	1 with *m and *de set, or 0.
+ *
+ * Side effects:
+ *	Maps the debug file; the caller unmaps it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+OpenDebugFile(
+    const Elf *e,
+    const char *path,
+    Mapping *m,
+    Elf *de)
+{
+    char cand[4][PATH_MAX], hex[130];
+    const unsigned char *id, *id2, *link = NULL;
+    const char *slash = strrchr(path, '/'), *s;
+    size_t idLen = 0, len2, linkLen = 0, i, strndx = e->eh.e_shstrndx;
+    int nCand = 1, dirLen = slash ? (int) (slash - path) : 0;
+    Elf64_Shdr sh;
+
+    id = BuildId(e, &idLen);
+    if (id == NULL || idLen < 2 || idLen > 64) {
+	return 0;
+    }
+    for (i = 1; i < idLen; i++) {
+	sprintf(hex + 2 * (i - 1), "%02x", id[i]);
+    }
+    snprintf(cand[0], PATH_MAX, "/usr/lib/debug/.build-id/%02x/%s.debug",
+	    id[0], hex);
+    if (strndx == SHN_XINDEX && GetShdr(e, 0, &sh)) {
+	strndx = sh.sh_link;
+    }
+    for (i = 1; link == NULL && GetShdr(e, i, &sh); i++) {
+	s = StrAt(e, strndx, sh.sh_name);
+	if (s != NULL && strcmp(s, ".gnu_debuglink") == 0) {
+	    link = SecData(e, &sh);
+	    linkLen = sh.sh_size;
+	}
+    }
+    if (link != NULL && memchr(link, 0, linkLen) != NULL && link[0] != '\0'
+	    && strchr((const char *) link, '/') == NULL) {
+	snprintf(cand[1], PATH_MAX, "%.*s/%s", dirLen, path, link);
+	snprintf(cand[2], PATH_MAX, "%.*s/.debug/%s", dirLen, path, link);
+	snprintf(cand[3], PATH_MAX, "/usr/lib/debug%.*s/%s", dirLen, path, link);
+	nCand = 4;
+    }
+    for (i = 0; i < (size_t) nCand; i++) {
+	if (strcmp(cand[i], path) == 0 || MapFile(cand[i], m) != 0) {
+	    continue;
+	}
+	if (ElfInit(de, m->data, m->size) == 0
+		&& (id2 = BuildId(de, &len2)) != NULL && len2 == idLen
+		&& memcmp(id, id2, idLen) == 0) {
+	    return 1;
+	}
+	Unmap(m);
+    }
+    return 0;
+}
+
+static int
+CompareDynName(
+    const void *a,
+    const void *b)
+{
+    return strcmp(((const DynSym *) a)->name, ((const DynSym *) b)->name);
+}
+
+static int
+CompareDynAddr(
+    const void *a,
+    const void *b)
+{
+    const DynSym *x = a, *y = b;
+
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Prepares the library's side of archive matching: 0, or -1 if it has no
+ * executable bytes or no exports, or memory ran out. TargetFree releases
+ * it (also after a failure).
+ */
+
+static int
+TargetInit(
+    Target *t,
+    const Elf *so)
+{
+    Elf64_Shdr sh;
+    Elf64_Phdr ph;
+    Elf64_Sym sym;
+    const char *name;
+    size_t i, j, cap = 0;
+    DynSym *d;
+
+    memset(t, 0, sizeof(Target));
+    for (i = 0; i < so->phnum; i++) {
+	memcpy(&ph, so->data + so->eh.e_phoff + i * sizeof(ph), sizeof(ph));
+	if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && t->nSeg < TP_MAX_SEG
+		&& Span(so, ph.p_offset, ph.p_filesz) != NULL) {
+	    t->seg[t->nSeg].vaddr = ph.p_vaddr;
+	    t->seg[t->nSeg].bytes = so->data + ph.p_offset;
+	    t->seg[t->nSeg++].size = ph.p_filesz;
+	}
+    }
+    for (i = 1; GetShdr(so, i, &sh); i++) {
+	for (j = 0; sh.sh_type == SHT_DYNSYM
+		&& NextSym(so, &sh, &j, &sym, &name); ) {
+	    if (!IsFunc(&sym) || name[0] == '\0') {
+		continue;
+	    }
+	    if ((d = Grow(t->byName, &cap, t->nDyn + 1, sizeof(DynSym)))
+		    == NULL) {
+		return -1;
+	    }
+	    t->byName = d;
+	    t->byName[t->nDyn].name = name;
+	    t->byName[t->nDyn].start = sym.st_value;
+	    t->byName[t->nDyn++].size = sym.st_size;
+	}
+    }
+    if (t->nSeg == 0 || t->nDyn == 0
+	    || (t->byAddr = malloc(t->nDyn * sizeof(DynSym))) == NULL) {
+	return -1;
+    }
+    memcpy(t->byAddr, t->byName, t->nDyn * sizeof(DynSym));
+    qsort(t->byName, t->nDyn, sizeof(DynSym), CompareDynName);
+    qsort(t->byAddr, t->nDyn, sizeof(DynSym), CompareDynAddr);
+    return 0;
+}
+
+static void
+TargetFree(
+    Target *t)
+{
+    free(t->byName);
+    free(t->byAddr);
+}
+
+/*
+ * Marks in pc->mask the bytes of a member's section that the linker may
+ * have changed: the fields its relocations patch and, for the GOT loads
+ * it may relax (mov -> lea, call *mem -> addr32 call), the opcode bytes
+ * before them. Anything else (TLS sequences, rewritten wholesale; unknown
+ * types) masks a wider window. The widths are x86_64's; the archive is
+ * used on x86_64 only.
+ */
+
+static void
+MaskRelocs(
+    const Elf *m,
+    size_t sec,
+    Piece *pc)
+{
+    Elf64_Shdr sh;
+    Elf64_Rela r;
+    const unsigned char *p;
+    size_t i, j;
+    int64_t lo, hi, at;
+
+    for (i = 1; GetShdr(m, i, &sh); i++) {
+	if (sh.sh_type != SHT_RELA || sh.sh_info != sec
+		|| sh.sh_entsize != sizeof(Elf64_Rela)
+		|| (p = SecData(m, &sh)) == NULL) {
+	    continue;
+	}
+	for (j = 0; j < sh.sh_size / sizeof(r); j++) {
+	    memcpy(&r, p + j * sizeof(r), sizeof(r));
+	    switch (ELF64_R_TYPE(r.r_info)) {
+	    case R_X86_64_NONE:
+		lo = hi = 0;
+		break;
+	    case R_X86_64_PC32: case R_X86_64_PLT32: case R_X86_64_32:
+	    case R_X86_64_32S: case R_X86_64_GOTPCREL: case R_X86_64_GOTPC32:
+		lo = 0; hi = 4;
+		break;
+	    case R_X86_64_64: case R_X86_64_PC64: case R_X86_64_GOTOFF64:
+	    case R_X86_64_GOTPC64:
+		lo = 0; hi = 8;
+		break;
+	    case R_X86_64_GOTPCRELX: case R_X86_64_REX_GOTPCRELX:
+		lo = -3; hi = 4;
+		break;
+	    default:
+		lo = -12; hi = 12;
+		break;
+	    }
+	    for (; r.r_offset < pc->size && lo < hi; lo++) {
+		at = (int64_t) r.r_offset + lo;
+		if (at >= 0 && (uint64_t) at < pc->size) {
+		    pc->mask[at] = 1;
+		}
+	    }
+	}
+    }
+}
+
+/*
+ * The library's file bytes at [addr, addr + len), or NULL unless they
+ * are in one executable segment.
+ */
+
+static const unsigned char *
+TargetBytes(
+    const Target *t,
+    uintptr_t addr,
+    size_t len)
+{
+    int i;
+
+    for (i = 0; i < t->nSeg; i++) {
+	if (addr >= t->seg[i].vaddr && addr - t->seg[i].vaddr <= t->seg[i].size
+		&& len <= t->seg[i].size - (addr - t->seg[i].vaddr)) {
+	    return t->seg[i].bytes + (addr - t->seg[i].vaddr);
+	}
+    }
+    return NULL;
+}
+
+/*
+ * Does a member's section match the library's bytes at base (masked bytes
+ * skipped, alignment respected)?
+ */
+
+static int
+PieceMatches(
+    const Target *t,
+    const Piece *pc,
+    uintptr_t base)
+{
+    const unsigned char *p = TargetBytes(t, base, pc->size);
+    size_t i;
+
+    if (p == NULL || (pc->align > 1 && base % pc->align != 0)) {
+	return 0;
+    }
+    for (i = 0; i < pc->size; i++) {
+	if (!pc->mask[i] && p[i] != pc->bytes[i]) {
+	    return 0;
+	}
+    }
+    return 1;
+}
+
+/*
+ * Finds where a section that exports nothing lies in the library: its
+ * longest run of fixed bytes is searched for, every hit checked in full.
+ * 1 with *base set if exactly one place matches; 0 if none does, several
+ * do, or the section has too few fixed bytes to tell.
+ */
+
+static int
+PieceSearch(
+    const Target *t,
+    const Piece *pc,
+    uintptr_t *base)
+{
+    size_t i, run = 0, best = 0, bestAt = 0, fixed = 0;
+    const unsigned char *p, *end, *hit;
+    uintptr_t cand;
+    int s, found = 0, hits = 0;
+
+    for (i = 0; i < pc->size; i++) {
+	run = pc->mask[i] ? 0 : run + 1;
+	fixed += !pc->mask[i];
+	if (run > best) {
+	    best = run;
+	    bestAt = i + 1 - run;
+	}
+    }
+    if (best < TP_MIN_RUN || fixed < TP_MIN_BYTES) {
+	return 0;
+    }
+    for (s = 0; s < t->nSeg; s++) {
+	p = t->seg[s].bytes;
+	end = p + t->seg[s].size;
+	while ((hit = memmem(p, end - p, pc->bytes + bestAt, best)) != NULL) {
+	    if (++hits > TP_MAX_HITS) {
+		return 0;
+	    }
+	    cand = t->seg[s].vaddr + (hit - t->seg[s].bytes) - bestAt;
+	    if (PieceMatches(t, pc, cand)) {
+		if (found++) {
+		    return 0;
+		}
+		*base = cand;
+	    }
+	    p = hit + 1;
+	}
+    }
+    return found == 1;
+}
+
+/*
+ * How many of the library's exported functions overlap [lo, lo + len).
+ */
+
+static size_t
+ExportsIn(
+    const Target *t,
+    uintptr_t lo,
+    size_t len)
+{
+    size_t a = 0, b = t->nDyn, n = 0, mid;
+
+    while (a < b) {
+	mid = (a + b) / 2;
+	if (t->byAddr[mid].start < lo) {
+	    a = mid + 1;
+	} else {
+	    b = mid;
+	}
+    }
+    if (a > 0 && t->byAddr[a - 1].start + t->byAddr[a - 1].size > lo) {
+	n++;
+    }
+    for (; a < t->nDyn && t->byAddr[a].start - lo < len; a++) {
+	n++;
+    }
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * PlaceSection --
+ *
+ *	Places one executable section of an archive member in the library
+ *	and adds its functions. Its exported functions (anchors) must all
+ *	give the same base and have the library's sizes, and the bytes must
+ *	match there; with no anchor, the bytes must match at exactly one
+ *	place. Either way the range must hold no export but the anchors.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Adds to the builder.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+PlaceSection(
+    Builder *b,
+    const Target *t,
+    const Elf *m,
+    size_t sec,
+    const Elf64_Shdr *symSh,
+    const Elf64_Shdr *sh)
+{
+    Piece pc;
+    Elf64_Sym sym;
+    const char *name;
+    DynSym key, *d;
+    uintptr_t base = 0, cand;
+    size_t i, nFunc = 0, nAnchor = 0;
+    int ok = 1;
+
+    pc.bytes = SecData(m, sh);
+    pc.size = sh->sh_size;
+    pc.align = sh->sh_addralign;
+    if (pc.bytes == NULL || (pc.mask = calloc(1, pc.size)) == NULL) {
+	return;
+    }
+    MaskRelocs(m, sec, &pc);
+    for (i = 0; ok && NextSym(m, symSh, &i, &sym, &name); ) {
+	if (!IsFunc(&sym) || sym.st_shndx != sec || sym.st_value > pc.size
+		|| sym.st_size > pc.size - sym.st_value) {
+	    continue;
+	}
+	nFunc++;
+	key.name = name;
+	if (ELF64_ST_BIND(sym.st_info) == STB_LOCAL || (d = bsearch(&key,
+		t->byName, t->nDyn, sizeof(DynSym), CompareDynName)) == NULL) {
+	    continue;
+	}
+	cand = d->start - sym.st_value;
+	ok = d->size == sym.st_size && (nAnchor++ == 0 || cand == base);
+	base = cand;
+    }
+    if (ok && nFunc > 0 && (nAnchor > 0 ? PieceMatches(t, &pc, base)
+	    : PieceSearch(t, &pc, &base))
+	    && ExportsIn(t, base, pc.size) == nAnchor) {
+	for (i = 0; NextSym(m, symSh, &i, &sym, &name); ) {
+	    if (IsFunc(&sym) && sym.st_shndx == sec && sym.st_value <= pc.size
+		    && sym.st_size <= pc.size - sym.st_value) {
+		AddSym(b, base + sym.st_value, sym.st_size, name,
+			ELF64_ST_BIND(sym.st_info));
+	    }
+	}
+    }
+    free(pc.mask);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * AddArchiveSyms --
+ *
+ *	Lends the functions of a static archive's members to the library
+ *	linked from them. Members are found by walking the ar headers; the
+ *	GNU symbol index ("/") and long-name table ("//") are not ELF and
+ *	are skipped like anything else that is not (member names are of no
+ *	use here). Thin archives are not supported.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Adds to the builder.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+AddArchiveSyms(
+    Builder *b,
+    const Elf *so,
+    const char *path)
+{
+    Mapping ar;
+    Target t;
+    Elf m;
+    Elf64_Shdr sh, symSh;
+    const unsigned char *h;
+    size_t pos = 8, body, size, i, sym;
+
+    memset(&t, 0, sizeof(t));
+    if (so->eh.e_machine != EM_X86_64 || MapFile(path, &ar) != 0) {
+	return;
+    }
+    if (ar.size < 8 || memcmp(ar.data, "!<arch>\n", 8) != 0
+	    || TargetInit(&t, so) != 0) {
+	goto done;
+    }
+    while (ar.size >= 60 && pos <= ar.size - 60) {
+	h = ar.data + pos;
+	body = pos + 60;
+	if (h[58] != '`' || h[59] != '\n') {
+	    break;
+	}
+	for (size = 0, i = 48; i < 58 && h[i] >= '0' && h[i] <= '9'; i++) {
+	    size = size * 10 + (h[i] - '0');
+	}
+	if (size > ar.size - body) {
+	    break;
+	}
+	if (ElfInit(&m, ar.data + body, size) == 0 && m.eh.e_type == ET_REL
+		&& m.eh.e_machine == so->eh.e_machine) {
+	    for (sym = 1; GetShdr(&m, sym, &symSh)
+		    && symSh.sh_type != SHT_SYMTAB; sym++) {
+		continue;
+	    }
+	    for (i = 1; sym < m.shnum && GetShdr(&m, i, &sh); i++) {
+		if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR)
+			&& sh.sh_size > 0) {
+		    PlaceSection(b, &t, &m, i, &symSh, &sh);
+		}
+	    }
+	}
+	pos = body + size + (size & 1);
+    }
+  done:
+    TargetFree(&t);
+    Unmap(&ar);
+}
+
+/*
+ * Reads the function symbols of a module's file: .dynsym and .symtab;
+ * without .symtab, those of its debug file or else of the archive
+ * registered for its basename. The table, or NULL if no name was found.
+ */
+
+static TpSymtab *
+LoadSymtab(
+    const char *path,
+    const char *shortName)
+{
+    Builder b;
+    Mapping m, dm;
+    Elf e, de;
+    char *archive = NULL;
+
+    memset(&b, 0, sizeof(b));
+    if (MapFile(path, &m) != 0) {
+	return NULL;
+    }
+    if (ElfInit(&e, m.data, m.size) == 0) {
+	AddElfSyms(&b, &e, SHT_DYNSYM);
+	if (AddElfSyms(&b, &e, SHT_SYMTAB) > 0) {
+	    /* Not stripped. */
+	} else if (OpenDebugFile(&e, path, &dm, &de)) {
+	    AddElfSyms(&b, &de, SHT_SYMTAB);
+	    Unmap(&dm);
+	} else {
+	    pthread_mutex_lock(&archiveReg.lock);
+	    if (archiveReg.soName != NULL
+		    && strcmp(archiveReg.soName, shortName) == 0) {
+		archive = strdup(archiveReg.path);
+	    }
+	    pthread_mutex_unlock(&archiveReg.lock);
+	    if (archive != NULL) {
+		AddArchiveSyms(&b, &e, archive);
+		free(archive);
+	    }
+	}
+    }
+    Unmap(&m);
+    return BuilderFinish(&b);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSymbolSetArchive --
+ *
+ *	Registers a static archive built from the same objects as the
+ *	stripped library whose basename is soName; NULL clears. Tables
+ *	loaded afterwards use it.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Replaces the process-wide registration.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSymbolSetArchive(
+    const char *soName,
+    const char *archivePath)
+{
+    pthread_mutex_lock(&archiveReg.lock);
+    free(archiveReg.soName);
+    free(archiveReg.path);
+    archiveReg.soName = archiveReg.path = NULL;
+    if (soName != NULL && archivePath != NULL) {
+	archiveReg.soName = strdup(soName);
+	archiveReg.path = strdup(archivePath);
+	if (archiveReg.soName == NULL || archiveReg.path == NULL) {
+	    free(archiveReg.soName);
+	    free(archiveReg.path);
+	    archiveReg.soName = archiveReg.path = NULL;
+	}
+    }
+    pthread_mutex_unlock(&archiveReg.lock);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSymbolLookup --
+ *
+ *	Names the function of a module that contains offset, loading the
+ *	module's symbols on first use. The innermost symbol containing the
+ *	offset wins; a symbol that does not contain it is never used.
+ *
+ * Results:
+ *	1 with *name (owned by the table), *start and *size set, or 0.
+ *
+ * Side effects:
+ *	May load the module's table (reads files, a few ms for libtcl with
+ *	its archive).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSymbolLookup(
+    TpModule *mod,
+    uintptr_t offset,
+    const char **name,
+    uintptr_t *start,
+    uintptr_t *size)
+{
+    TpSymtab *t;
+    const TpSym *s;
+    size_t a = 0, b, mid, k;
+
+    if (!mod->symsTried) {
+	mod->symsTried = 1;
+	mod->syms = LoadSymtab(mod->path, mod->shortName);
+    }
+    if ((t = mod->syms) == NULL) {
+	return 0;
+    }
+    for (b = t->nSyms; a < b; ) {
+	mid = (a + b) / 2;
+	if (t->syms[mid].start <= offset) {
+	    a = mid + 1;
+	} else {
+	    b = mid;
+	}
+    }
+    for (k = 0; k < TP_NEST_SCAN && k < a; k++) {
+	s = &t->syms[a - 1 - k];
+	if (offset - s->start < s->size) {
+	    *name = t->names + s->name;
+	    *start = s->start;
+	    *size = s->size;
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+/*
+ * Makes room for one more module: 0, or -1 if memory ran out. The block
+ * holds capMods modules then capMods ints, the order TpModulesFind
+ * searches (rebuilt at the end of every scan).
+ */
+
+static int
+ModulesReserve(
+    TpModules *mt)
+{
+    int cap = mt->capMods ? 2 * mt->capMods : 32;
+    TpModule *mods;
+
+    if (mt->nMods < mt->capMods) {
+	return 0;
+    }
+    mods = malloc((size_t) cap * (sizeof(TpModule) + sizeof(int)));
+    if (mods == NULL) {
+	return -1;
+    }
+    if (mt->nMods > 0) {
+	memcpy(mods, mt->mods, (size_t) mt->nMods * sizeof(TpModule));
+    }
+    free(mt->mods);
+    mt->mods = mods;
+    mt->capMods = cap;
+    return 0;
+}
+
+static int *
+ModulesOrder(
+    const TpModules *mt)
+{
+    return (int *) (mt->mods + mt->capMods);
+}
+
+typedef struct ScanState {	/* One TpModulesScan. */
+    TpModules *mt;
+    int oldN;			/* Modules known before it. */
+    unsigned char *seen;	/* Which of those the loader still lists. */
+    int first;			/* The next object is the first listed: the
+				 * program. */
+    int failed;			/* Memory ran out. */
+    uintptr_t vdso;		/* The vdso's ELF header (AT_SYSINFO_EHDR). */
+} ScanState;
+
+/*
+ * dl_iterate_phdr callback: matches one loaded object with a known module
+ * by (path, bias), or appends it. Objects without executable segments are
+ * left out; the vdso is kept, without symbols. Returns 1 (stop) only when
+ * memory ran out.
+ */
+
+static int
+ScanObject(
+    struct dl_phdr_info *info,
+    size_t infoSize,
+    void *cd)
+{
+    ScanState *ss = cd;
+    TpModules *mt = ss->mt;
+    TpModule *m;
+    const char *name = info->dlpi_name ? info->dlpi_name : "", *base;
+    uintptr_t lo = UINTPTR_MAX, hi = 0, a, bias = info->dlpi_addr;
+    int i, isMain = ss->first, isVdso;
+
+    (void) infoSize;
+    ss->first = 0;
+    for (i = 0; i < info->dlpi_phnum; i++) {
+	const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+	if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+	    a = bias + ph->p_vaddr;
+	    lo = a < lo ? a : lo;
+	    hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
+	}
+    }
+    isVdso = strncmp(name, "linux-vdso", 10) == 0
+	    || strncmp(name, "linux-gate", 10) == 0
+	    || (ss->vdso && (uintptr_t) info->dlpi_phdr - ss->vdso < 65536);
+    if (lo >= hi || (name[0] == '\0' && !isMain && !isVdso)) {
+	return 0;
+    }
+    if (isVdso && name[0] == '\0') {
+	name = "linux-vdso.so.1";
+    }
+    for (i = 0; i < mt->nMods; i++) {
+	m = &mt->mods[i];
+	if (m->bias == bias && (isMain ? i == 0 : strcmp(m->path, name) == 0)) {
+	    m->lo = lo;
+	    m->hi = hi;
+	    if (i < ss->oldN) {
+		ss->seen[i] = 1;
+	    }
+	    return 0;
+	}
+    }
+    if (ModulesReserve(mt) != 0) {
+	ss->failed = 1;
+	return 1;
+    }
+    m = &mt->mods[mt->nMods];
+    memset(m, 0, sizeof(TpModule));
+    m->path = isMain ? realpath("/proc/self/exe", NULL) : NULL;
+    if (m->path == NULL) {
+	m->path = strdup(isMain ? "/proc/self/exe" : name);
+    }
+    base = m->path ? strrchr(m->path, '/') : NULL;
+    m->shortName = strdup(base ? base + 1 : m->path ? m->path : "");
+    if (m->path == NULL || m->shortName == NULL) {
+	free(m->path);
+	free(m->shortName);
+	ss->failed = 1;
+	return 1;
+    }
+    m->bias = bias;
+    m->lo = lo;
+    m->hi = hi;
+    m->isTcl = strncmp(m->shortName, "libtcl", 6) == 0
+	    && m->shortName[6] >= '0' && m->shortName[6] <= '9';
+    m->symsTried = isVdso;	/* No file to read. */
+    mt->nMods++;
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpModulesScan --
+ *
+ *	(Re)reads the list of loaded objects. Known modules keep their
+ *	indexes; new ones are appended; those no longer loaded get an empty
+ *	range. The caller holds the lock guarding mt.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR if memory ran out (the table stays usable).
+ *
+ * Side effects:
+ *	SIGPROF is blocked on this thread while the loader's list is read:
+ *	the handler's unwinder may walk the same list.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpModulesScan(
+    TpModules *mt)
+{
+    ScanState ss;
+    sigset_t block, old;
+    int i, j, *order;
+
+    ss.mt = mt;
+    ss.oldN = mt->nMods;
+    ss.first = 1;
+    ss.failed = 0;
+    ss.vdso = (uintptr_t) getauxval(AT_SYSINFO_EHDR);
+    if ((ss.seen = calloc(1, (size_t) mt->nMods + 1)) == NULL) {
+	return TCL_ERROR;
+    }
+    sigemptyset(&block);
+    sigaddset(&block, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    dl_iterate_phdr(ScanObject, &ss);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    for (i = 0; i < ss.oldN; i++) {
+	if (!ss.seen[i]) {
+	    mt->mods[i].lo = mt->mods[i].hi = 0;
+	}
+    }
+    free(ss.seen);
+
+    /*
+     * Insertion sort by lo: there are tens of modules.
+     */
+
+    order = ModulesOrder(mt);
+    for (i = 0; i < mt->nMods; i++) {
+	for (j = i; j > 0 && mt->mods[order[j - 1]].lo > mt->mods[i].lo; j--) {
+	    order[j] = order[j - 1];
+	}
+	order[j] = i;
+    }
+    return ss.failed ? TCL_ERROR : TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpModulesFind, TpModulesFree --
+ *
+ *	Find the module whose executable range contains pc; free the
+ *	modules and their symbol tables.
+ *
+ * Results:
+ *	TpModulesFind: the index with *offset = pc - bias, or -1.
+ *
+ * Side effects:
+ *	TpModulesFree leaves mt empty and reusable.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpModulesFind(
+    TpModules *mt,
+    uintptr_t pc,
+    uintptr_t *offset)
+{
+    const int *order;
+    int a = 0, b = mt->nMods, mid, i;
+
+    if (b == 0) {
+	return -1;
+    }
+    order = ModulesOrder(mt);
+    while (a < b) {
+	mid = (a + b) / 2;
+	if (mt->mods[order[mid]].lo <= pc) {
+	    a = mid + 1;
+	} else {
+	    b = mid;
+	}
+    }
+    if (a == 0 || pc >= mt->mods[i = order[a - 1]].hi) {
+	return -1;
+    }
+    *offset = pc - mt->mods[i].bias;
+    return i;
+}
+
+void
+TpModulesFree(
+    TpModules *mt)
+{
+    int i;
+
+    for (i = 0; i < mt->nMods; i++) {
+	free(mt->mods[i].path);
+	free(mt->mods[i].shortName);
+	SymtabFree(mt->mods[i].syms);
+    }
+    free(mt->mods);
+    memset(mt, 0, sizeof(TpModules));
+}

@@ -15,8 +15,8 @@
 #include <string.h>
 
 static Tcl_ObjCmdProc AtexitCmd, LoadCmd, SaveCmd, SourceCmd;
-static Tcl_ObjCmdProc CallsCmd, StartCmd, StopCmd, ResetCmd, StatusCmd, ReportCmd,
-	UnknownCmd;
+static Tcl_ObjCmdProc CallsCmd, ExportCmd, StartCmd, StopCmd, ResetCmd,
+	StatusCmd, ReportCmd, UnknownCmd;
 
 /*
  * The ensemble's table ({name, proc}, as Tk's TkMakeEnsemble).
@@ -28,6 +28,7 @@ static const struct {
 } subcommands[] = {
     {"atexit", AtexitCmd},
     {"calls", CallsCmd},
+    {"export", ExportCmd},
     {"load", LoadCmd},
     {"report", ReportCmd},
     {"reset", ResetCmd},
@@ -274,11 +275,136 @@ StatusCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * ParseViewOption --
+ *
+ *	Parses one of the options that reports and exports share (how the
+ *	stacks are viewed): -focus, -hide, -internals, -maxdepth, -sort,
+ *	-threshold. objv[0] is the option, objv[1] its value.
+ *
+ * Results:
+ *	1 if the option was one of them and its value is good, 0 if it is
+ *	not one of them (nothing set), -1 on a bad value (error set).
+ *
+ * Side effects:
+ *	Fills *ro.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const char *const viewOptions[] = {
+    "-focus", "-hide", "-internals", "-maxdepth", "-sort", "-threshold", NULL
+};
+enum { VOPT_FOCUS, VOPT_HIDE, VOPT_INTERNALS, VOPT_MAXDEPTH, VOPT_SORT,
+	VOPT_THRESHOLD };
+
+static int
+ParseViewOption(
+    Tcl_Interp *interp,
+    Tcl_Obj *const objv[],
+    TpReportOptions *ro)
+{
+    static const char *const shows[] = {"hide", "show", NULL};
+    static const char *const sorts[] = {"self", "total", "name", NULL};
+    int idx, value;
+    double pct;
+
+    if (Tcl_GetIndexFromObj(NULL, objv[0], viewOptions, "option", 0, &idx)
+	    != TCL_OK) {
+	return 0;
+    }
+    switch (idx) {
+    case VOPT_FOCUS:
+	ro->focus = Tcl_GetString(objv[1]);
+	break;
+    case VOPT_HIDE:
+	ro->hide = Tcl_GetString(objv[1]);
+	break;
+    case VOPT_INTERNALS:
+	if (GetIndex(interp, objv[1], shows, "value", "VALUE", "INTERNALS",
+		&ro->showInternals) != TCL_OK) {
+	    return -1;
+	}
+	break;
+    case VOPT_MAXDEPTH:
+	if (GetIntInRange(interp, objv[1], "-maxdepth", "MAXDEPTH", 1,
+		1000000, &ro->maxDepth) != TCL_OK) {
+	    return -1;
+	}
+	break;
+    case VOPT_SORT:
+	if (GetIndex(interp, objv[1], sorts, "sort key", "VALUE", "SORT",
+		&value) != TCL_OK) {
+	    return -1;
+	}
+	ro->sort = value + TP_SORT_SELF;
+	break;
+    case VOPT_THRESHOLD:
+	if (Tcl_GetDoubleFromObj(NULL, objv[1], &pct) != TCL_OK
+		|| pct < 0 || pct > 100) {
+	    TpSetError(interp, "VALUE", "THRESHOLD", "bad value \"%s\" for "
+		    "-threshold: must be a percentage from 0 to 100",
+		    Tcl_GetString(objv[1]));
+	    return -1;
+	}
+	ro->thresholdPct = pct;
+	break;
+    }
+    return 1;
+}
+
+/*
+ * An unknown option: the message lists the command's own options and the
+ * shared view options.
+ */
+
+static int
+BadOption(
+    Tcl_Interp *interp,
+    Tcl_Obj *opt,
+    const char *const *own)
+{
+    Tcl_Obj *msg = Tcl_ObjPrintf("bad option \"%s\": must be ",
+	    Tcl_GetString(opt));
+    const char *names[32];
+    int n = 0, i, j;
+
+    for (i = 0; own[i] != NULL; i++) {
+	names[n++] = own[i];
+    }
+    for (i = 0; viewOptions[i] != NULL; i++) {
+	names[n++] = viewOptions[i];
+    }
+    for (i = 1; i < n; i++) {	/* Insertion sort: the message is sorted. */
+	const char *x = names[i];
+
+	for (j = i; j > 0 && strcmp(names[j - 1], x) > 0; j--) {
+	    names[j] = names[j - 1];
+	}
+	names[j] = x;
+    }
+    for (i = 0; i < n; i++) {
+	Tcl_AppendPrintfToObj(msg, "%s%s", i == 0 ? "" : i == n - 1
+		? ", or " : ", ", names[i]);
+    }
+    Tcl_SetObjResult(interp, msg);
+    Tcl_SetErrorCode(interp, "TCLPROF", "USAGE", "OPTION", NULL);
+    return TCL_ERROR;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ReportCmd --
  *
- *	Syntax: profiler report ?-format text|dict? ?-internals show|hide?
- *	                        ?-maxdepth n? ?-threshold pct?
+ *	Syntax: profiler report ?-format F? ?-as text|dict? ?-function pat?
+ *	                        ?-source file? ?-all? ?view options?
  *	        [0]      [1]    [2]     [3] ...
+ *
+ *	F: text dict flat callers callees lines modules. View options:
+ *	-focus pat -hide pat -internals show|hide -maxdepth n -sort
+ *	self|total|name -threshold pct. -all (no value): lines lists every
+ *	line. -as dict: flat, callers, callees, lines and modules return
+ *	Tcl values instead of text.
  *
  * Results:
  *	The report.
@@ -288,6 +414,9 @@ StatusCmd(
  *
  *----------------------------------------------------------------------
  */
+
+enum { RF_TEXT, RF_DICT, RF_FLAT, RF_CALLERS, RF_CALLEES, RF_LINES,
+	RF_MODULES };
 
 typedef struct ReportArgs {
     int format;
@@ -302,9 +431,35 @@ DoReport(
 {
     ReportArgs *a = cd;
     TpTree *t = TpTreeBuild(interp, p, &a->ro);
-    int code = a->format == 0 ? TpReportText(interp, p, t, &a->ro)
-	    : TpReportDict(interp, p, t, &a->ro);
+    TpView *v = TpViewBuild(t, p, &a->ro);
+    TpNode *root = t->root;
+    int code = TCL_OK;
 
+    switch (a->format) {
+    case RF_TEXT:
+    case RF_DICT:
+	if (a->ro.focus != NULL || a->ro.hide != NULL) {
+	    t->root = TpViewTree(v, p);
+	}
+	code = a->format == RF_TEXT ? TpReportText(interp, p, t, &a->ro)
+		: TpReportDict(interp, p, t, &a->ro);
+	t->root = root;
+	break;
+    case RF_FLAT:
+	code = TpReportFlat(interp, p, t, v, &a->ro);
+	break;
+    case RF_CALLERS:
+    case RF_CALLEES:
+	code = TpReportCallers(interp, p, t, v, &a->ro, a->format == RF_CALLEES);
+	break;
+    case RF_LINES:
+	code = TpReportLines(interp, p, t, v, &a->ro);
+	break;
+    case RF_MODULES:
+	code = TpReportModules(interp, p, t, &a->ro);
+	break;
+    }
+    TpViewFree(v);
     TpTreeFree(t);
     return code;
 }
@@ -317,59 +472,165 @@ ReportCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-format", "-internals", "-maxdepth", "-threshold", NULL
+	"-all", "-as", "-format", "-function", "-source", NULL
     };
-    enum { OPT_FORMAT, OPT_INTERNALS, OPT_MAXDEPTH, OPT_THRESHOLD };
-    static const char *const formats[] = {"text", "dict", NULL};
-    static const char *const shows[] = {"hide", "show", NULL};
+    enum { OPT_ALL, OPT_AS, OPT_FORMAT, OPT_FUNCTION, OPT_SOURCE };
+    static const char *const formats[] = {
+	"text", "dict", "flat", "callers", "callees", "lines", "modules", NULL
+    };
+    static const char *const ases[] = {"text", "dict", NULL};
     ReportArgs a;
-    int i, idx;
-    double pct;
+    int i, idx, r;
 
     (void) cd;
     memset(&a, 0, sizeof(a));
     for (i = 1; i < objc; i += 2) {
-	if (GetIndex(interp, objv[i], options, "option", "USAGE", "OPTION",
-		&idx) != TCL_OK) {
-	    return TCL_ERROR;
+	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
+		== TCL_OK && idx == OPT_ALL) {
+	    a.ro.all = 1;
+	    i--;
+	    continue;
 	}
 	if (i + 1 >= objc) {
+	    if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
+		    != TCL_OK && Tcl_GetIndexFromObj(NULL, objv[i], viewOptions,
+		    "option", 0, &idx) != TCL_OK) {
+		return BadOption(interp, objv[i], options);
+	    }
 	    TpSetError(interp, "USAGE", "VALUE", "missing value for %s",
-		    options[idx]);
+		    Tcl_GetString(objv[i]));
 	    return TCL_ERROR;
 	}
+	r = ParseViewOption(interp, objv + i, &a.ro);
+	if (r < 0) {
+	    return TCL_ERROR;
+	} else if (r > 0) {
+	    continue;
+	}
+	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
+		!= TCL_OK) {
+	    return BadOption(interp, objv[i], options);
+	}
 	switch (idx) {
+	case OPT_AS:
+	    if (GetIndex(interp, objv[i + 1], ases, "value", "VALUE", "AS",
+		    &a.ro.asValue) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	case OPT_FORMAT:
 	    if (GetIndex(interp, objv[i + 1], formats, "format", "VALUE",
 		    "FORMAT", &a.format) != TCL_OK) {
 		return TCL_ERROR;
 	    }
 	    break;
-	case OPT_INTERNALS:
-	    if (GetIndex(interp, objv[i + 1], shows, "value", "VALUE",
-		    "INTERNALS", &a.ro.showInternals) != TCL_OK) {
-		return TCL_ERROR;
-	    }
+	case OPT_FUNCTION:
+	    a.ro.function = Tcl_GetString(objv[i + 1]);
 	    break;
-	case OPT_MAXDEPTH:
-	    if (GetIntInRange(interp, objv[i + 1], "-maxdepth", "MAXDEPTH",
-		    1, 1000000, &a.ro.maxDepth) != TCL_OK) {
-		return TCL_ERROR;
-	    }
-	    break;
-	case OPT_THRESHOLD:
-	    if (Tcl_GetDoubleFromObj(NULL, objv[i + 1], &pct) != TCL_OK
-		    || pct < 0 || pct > 100) {
-		TpSetError(interp, "VALUE", "THRESHOLD", "bad value \"%s\" for "
-			"-threshold: must be a percentage from 0 to 100",
-			Tcl_GetString(objv[i + 1]));
-		return TCL_ERROR;
-	    }
-	    a.ro.thresholdPct = pct;
+	case OPT_SOURCE:
+	    a.ro.source = Tcl_GetString(objv[i + 1]);
 	    break;
 	}
     }
+    if ((a.format == RF_CALLERS || a.format == RF_CALLEES)
+	    && a.ro.function == NULL) {
+	TpSetError(interp, "USAGE", "MISSING", "-format %s needs -function "
+		"pattern", formats[a.format]);
+	return TCL_ERROR;
+    }
     return TpSessionWithProfile(interp, DoReport, &a);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ExportCmd --
+ *
+ *	Syntax: profiler export -format F ?-file path? ?-channel chan?
+ *	                        ?view options?
+ *	        [0]      [1]    [2]     [3] ...
+ *
+ *	F: callgrind chrome folded html pprof speedscope. Exactly one of
+ *	-file and -channel. View options as for report (-sort and
+ *	-threshold are accepted and do not change the file's content).
+ *
+ * Results:
+ *	Empty; or an error, the profile unchanged and no file left.
+ *
+ * Side effects:
+ *	Writes the file (atomically: a temporary name, then renamed) or
+ *	writes to the channel.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ExportCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const options[] = {
+	"-channel", "-file", "-format", NULL
+    };
+    enum { OPT_CHANNEL, OPT_FILE, OPT_FORMAT };
+    static const char *const formats[] = {
+	"callgrind", "chrome", "folded", "html", "pprof", "speedscope", NULL
+    };
+    TpExportArgs a;
+    int i, idx, r, haveFormat = 0;
+
+    (void) cd;
+    memset(&a, 0, sizeof(a));
+    for (i = 1; i < objc; i += 2) {
+	if (i + 1 >= objc) {
+	    if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
+		    != TCL_OK && Tcl_GetIndexFromObj(NULL, objv[i], viewOptions,
+		    "option", 0, &idx) != TCL_OK) {
+		return BadOption(interp, objv[i], options);
+	    }
+	    TpSetError(interp, "USAGE", "VALUE", "missing value for %s",
+		    Tcl_GetString(objv[i]));
+	    return TCL_ERROR;
+	}
+	r = ParseViewOption(interp, objv + i, &a.ro);
+	if (r < 0) {
+	    return TCL_ERROR;
+	} else if (r > 0) {
+	    continue;
+	}
+	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
+		!= TCL_OK) {
+	    return BadOption(interp, objv[i], options);
+	}
+	switch (idx) {
+	case OPT_CHANNEL:
+	    a.channel = objv[i + 1];
+	    break;
+	case OPT_FILE:
+	    a.file = objv[i + 1];
+	    break;
+	case OPT_FORMAT:
+	    if (GetIndex(interp, objv[i + 1], formats, "format", "VALUE",
+		    "FORMAT", &a.format) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    haveFormat = 1;
+	    break;
+	}
+    }
+    if (!haveFormat) {
+	TpSetError(interp, "USAGE", "MISSING", "missing -format: must be "
+		"callgrind, chrome, folded, html, pprof, or speedscope");
+	return TCL_ERROR;
+    }
+    if ((a.file == NULL) == (a.channel == NULL)) {
+	TpSetError(interp, "USAGE", "MISSING", "give exactly one of -file "
+		"path and -channel chan");
+	return TCL_ERROR;
+    }
+    return TpSessionWithProfile(interp, TpExport, &a);
 }
 
 /*

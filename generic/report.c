@@ -23,6 +23,7 @@ static const char *const typeNames[] = {
  */
 
 static const TpTree *sortTree;
+static int sortKey;		/* TP_SORT_* of the report being built. */
 
 static int
 CompareNodes(
@@ -32,6 +33,16 @@ CompareNodes(
     const TpNode *x = *(const TpNode *const *) a;
     const TpNode *y = *(const TpNode *const *) b;
 
+    if (sortKey == TP_SORT_NAME) {
+	int c = strcmp(sortTree->funcs[x->func].name,
+		sortTree->funcs[y->func].name);
+
+	if (c != 0) {
+	    return c;
+	}
+    } else if (sortKey == TP_SORT_SELF && x->self != y->self) {
+	return x->self > y->self ? -1 : 1;
+    }
     if (x->total != y->total) {
 	return x->total > y->total ? -1 : 1;
     }
@@ -166,6 +177,7 @@ TpReportText(
     uint64_t all = t->root->total;
     TpNode **kids;
 
+    sortKey = o->sort;
     Tcl_DStringInit(&ds);
     snprintf(buf, sizeof(buf),
 	    "tclprof %s: %llu samples, interval %d us, clock %s, mode %s,"
@@ -309,6 +321,7 @@ TpReportDict(
     Tcl_HashTable calls;
     Tcl_DString key;
 
+    sortKey = o->sort;
     Tcl_InitHashTable(&calls, TCL_STRING_KEYS);
     Tcl_DStringInit(&key);
     for (k = 0; k < p->nCalls; k++) {

@@ -543,7 +543,30 @@ typedef struct TpReportOptions {
     int showInternals;
     int maxDepth;		/* 0 = unlimited. */
     double thresholdPct;	/* Hide nodes below this % of all samples. */
+    /*
+     * Fields below: the report and export layer (reportx.c, export.c).
+     * Zero means the default for each.
+     */
+    int sort;			/* TP_SORT_*. */
+    const char *focus;		/* Pattern (string match): keep only the
+				 * samples through a matching frame, rooted
+				 * at the outermost match. NULL: all. */
+    const char *hide;		/* Pattern: frames elided, their children
+				 * re-parented. NULL: none. */
+    const char *function;	/* callers/callees: the function(s). */
+    const char *source;		/* lines: one file, or NULL for every file
+				 * with samples. */
+    int all;			/* lines: every line, not only the lines
+				 * of sampled procs. */
+    int asValue;		/* Tcl values (dicts) instead of text. */
 } TpReportOptions;
+
+enum {
+    TP_SORT_DEFAULT = 0,	/* total for trees, self for flat. */
+    TP_SORT_SELF = 1,
+    TP_SORT_TOTAL = 2,
+    TP_SORT_NAME = 3
+};
 
 /*
  * A function: what a tree node stands for. Locations of one function (a
@@ -591,6 +614,99 @@ MODULE_SCOPE int	TpReportText(Tcl_Interp *interp, TpProfile *p, TpTree *t,
 MODULE_SCOPE int	TpReportCalls(Tcl_Interp *interp, TpProfile *p, int edges);
 MODULE_SCOPE int	TpReportDict(Tcl_Interp *interp, TpProfile *p, TpTree *t,
 			    const TpReportOptions *o);
+
+/*
+ * ----------------------------------------------------------------------
+ * Views (reportx.c): every stack as the function sequence reports and
+ * exporters show (internals, -hide and -focus applied), and the reports
+ * computed from them.
+ * ----------------------------------------------------------------------
+ */
+
+typedef struct TpView {
+    uint32_t nStacks;		/* One entry per profile stack. */
+    uint32_t *first;		/* Offset of stack i's functions in seq. */
+    uint32_t *len;		/* Their number (0: sample focused out). */
+    uint32_t *seq;		/* Function indices, root first. */
+    uint64_t samples;		/* Samples that survived -focus. */
+    uint32_t maxLen;		/* Longest sequence. */
+    void *arena;		/* Nodes of TpViewTree. */
+} TpView;
+
+MODULE_SCOPE TpView *	TpViewBuild(const TpTree *t, const TpProfile *p,
+			    const TpReportOptions *o);
+MODULE_SCOPE void	TpViewFree(TpView *v);
+MODULE_SCOPE TpNode *	TpViewTree(TpView *v, const TpProfile *p);
+MODULE_SCOPE int	TpNameMatch(const char *pattern, const char *name);
+MODULE_SCOPE int	TpReportFlat(Tcl_Interp *interp, TpProfile *p, TpTree *t,
+			    TpView *v, const TpReportOptions *o);
+MODULE_SCOPE int	TpReportCallers(Tcl_Interp *interp, TpProfile *p, TpTree *t,
+			    TpView *v, const TpReportOptions *o, int callees);
+MODULE_SCOPE int	TpReportModules(Tcl_Interp *interp, TpProfile *p, TpTree *t,
+			    const TpReportOptions *o);
+MODULE_SCOPE int	TpReportLines(Tcl_Interp *interp, TpProfile *p, TpTree *t,
+			    TpView *v, const TpReportOptions *o);
+
+/*
+ * ----------------------------------------------------------------------
+ * Export (export.c and one ex*.c file per format). Each writer appends
+ * the whole file to a buffer; export.c writes the buffer out, so a
+ * failure never leaves half a file.
+ * ----------------------------------------------------------------------
+ */
+
+enum {
+    TP_EXPORT_CALLGRIND, TP_EXPORT_CHROME, TP_EXPORT_FOLDED, TP_EXPORT_HTML,
+    TP_EXPORT_PPROF, TP_EXPORT_SPEEDSCOPE
+};
+
+typedef struct TpExportArgs {
+    int format;			/* TP_EXPORT_*. */
+    Tcl_Obj *file;		/* -file path, or NULL. */
+    Tcl_Obj *channel;		/* -channel name, or NULL. */
+    TpReportOptions ro;
+} TpExportArgs;
+
+typedef struct TpExportCtx {
+    TpProfile *p;
+    TpTree *t;
+    TpView *v;
+    const TpReportOptions *o;
+} TpExportCtx;
+
+MODULE_SCOPE int	TpExport(Tcl_Interp *interp, TpProfile *p, void *args);
+MODULE_SCOPE int	TpExFolded(Tcl_Interp *interp, const TpExportCtx *x,
+			    Tcl_DString *out);
+MODULE_SCOPE int	TpExSpeedscope(Tcl_Interp *interp, const TpExportCtx *x,
+			    Tcl_DString *out);
+MODULE_SCOPE int	TpExPprof(Tcl_Interp *interp, const TpExportCtx *x,
+			    Tcl_DString *out);
+MODULE_SCOPE int	TpExCallgrind(Tcl_Interp *interp, const TpExportCtx *x,
+			    Tcl_DString *out);
+MODULE_SCOPE int	TpExChrome(Tcl_Interp *interp, const TpExportCtx *x,
+			    Tcl_DString *out);
+MODULE_SCOPE int	TpExHtml(Tcl_Interp *interp, const TpExportCtx *x,
+			    Tcl_DString *out);
+MODULE_SCOPE void	TpJsonString(Tcl_DString *out, const char *s);
+MODULE_SCOPE void	TpFoldedName(Tcl_DString *out, const char *name, int leaf);
+MODULE_SCOPE uint32_t	TpExportDepth(const TpExportCtx *x, uint32_t stack,
+			    const uint32_t **seqPtr);
+
+/*
+ * The samples of a view in time order, for timeline formats: the
+ * profile's log, or if it has none (a profile loaded without one) one
+ * entry per stack weighing its count. Threads in order of appearance.
+ */
+
+typedef struct TpTimeEntry {
+    uint64_t timeNs;		/* Since the first sample. */
+    uint64_t weight;		/* Samples it stands for. */
+    uint32_t stack;
+    uint32_t tid;
+} TpTimeEntry;
+
+MODULE_SCOPE TpTimeEntry *TpExportTimeline(const TpExportCtx *x, size_t *nPtr,
+			    uint32_t **tidsPtr, uint32_t *nTidsPtr);
 
 /*
  * ----------------------------------------------------------------------

@@ -15,8 +15,8 @@
 #include <string.h>
 
 static Tcl_ObjCmdProc AtexitCmd, LoadCmd, SaveCmd, SourceCmd;
-static Tcl_ObjCmdProc CallsCmd, ExportCmd, StartCmd, StopCmd, ResetCmd,
-	StatusCmd, ReportCmd, UnknownCmd;
+static Tcl_ObjCmdProc ProfilerCmd, CallsCmd, ExportCmd, StartCmd, StopCmd, ResetCmd,
+	StatusCmd, ReportCmd;
 
 /*
  * The ensemble's table ({name, proc}, as Tk's TkMakeEnsemble).
@@ -63,7 +63,21 @@ WrongArgs(
     Tcl_Obj *const objv[],
     const char *msg)
 {
-    Tcl_WrongNumArgs(interp, objc, objv, msg);
+    const char *sub = Tcl_GetString(objv[0]);
+
+    /*
+     * objv[0] is the subcommand word (from ProfilerCmd) or the direct
+     * ::tclprof::<sub> command name; either way the user is told the
+     * documented form.
+     */
+
+    (void) objc;
+    if (strncmp(sub, "::tclprof::", 11) == 0) {
+	sub += 11;
+    }
+    Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+	    "wrong # args: should be \"profiler %s%s%s\"", sub,
+	    msg ? " " : "", msg ? msg : ""));
     Tcl_SetErrorCode(interp, "TCLPROF", "USAGE", "WRONGARGS", NULL);
     return TCL_ERROR;
 }
@@ -797,33 +811,47 @@ SourceCmd(
 /*
  *----------------------------------------------------------------------
  *
- * UnknownCmd --
+ * ProfilerCmd --
  *
- *	The ensemble's -unknown handler: an unknown subcommand is an error
- *	with a TCLPROF code (the ensemble's own would be TCL LOOKUP).
+ *	Syntax: profiler subcommand ?arg ...?
+ *	        [0]      [1]        [2] ...
+ *
+ *	The ensemble's dispatcher, written out rather than made with
+ *	Tcl_CreateEnsemble: an ensemble reports a missing subcommand with
+ *	the code {TCL WRONGARGS} and never calls its -unknown handler, and
+ *	every error of ours carries a TCLPROF code.
  *
  * Results:
- *	TCL_ERROR.
+ *	The subcommand's.
  *
  * Side effects:
- *	Sets the interp result and error code.
+ *	The subcommand's.
  *
  *----------------------------------------------------------------------
  */
 
 static int
-UnknownCmd(
+ProfilerCmd(
     ClientData cd,
     Tcl_Interp *interp,
     int objc,
     Tcl_Obj *const objv[])
 {
     Tcl_Obj *msg;
-    int i;
+    int i, idx;
 
-    (void) cd;
-    msg = Tcl_ObjPrintf("unknown or ambiguous subcommand \"%s\": must be ",
-	    objc > 2 ? Tcl_GetString(objv[2]) : "");
+    if (objc < 2) {
+	Tcl_SetObjResult(interp, Tcl_NewStringObj(
+		"wrong # args: should be \"profiler subcommand ?arg ...?\"", -1));
+	Tcl_SetErrorCode(interp, "TCLPROF", "USAGE", "WRONGARGS", NULL);
+	return TCL_ERROR;
+    }
+    if (Tcl_GetIndexFromObjStruct(NULL, objv[1], subcommands,
+	    sizeof(subcommands[0]), "subcommand", TCL_EXACT, &idx) == TCL_OK) {
+	return subcommands[idx].proc(cd, interp, objc - 1, objv + 1);
+    }
+    msg = Tcl_ObjPrintf("unknown subcommand \"%s\": must be ",
+	    Tcl_GetString(objv[1]));
     for (i = 0; subcommands[i].name != NULL; i++) {
 	Tcl_AppendPrintfToObj(msg, "%s%s", i == 0 ? ""
 		: subcommands[i + 1].name == NULL ? ", or " : ", ",
@@ -855,33 +883,20 @@ int
 TpCmdCreate(
     Tcl_Interp *interp)
 {
-    Tcl_Namespace *ns;
-    Tcl_Command ens;
-    Tcl_Obj *map = Tcl_NewDictObj(), *unknown;
     int i;
 
-    ns = Tcl_FindNamespace(interp, "::tclprof", NULL, 0);
-    if (ns == NULL) {
-	ns = Tcl_CreateNamespace(interp, "::tclprof", NULL, NULL);
-	if (ns == NULL) {
-	    return TCL_ERROR;
-	}
+    if (Tcl_FindNamespace(interp, "::tclprof", NULL, 0) == NULL
+	    && Tcl_CreateNamespace(interp, "::tclprof", NULL, NULL) == NULL) {
+	return TCL_ERROR;
     }
     for (i = 0; subcommands[i].name != NULL; i++) {
 	Tcl_Obj *full = Tcl_ObjPrintf("::tclprof::%s", subcommands[i].name);
 
+	Tcl_IncrRefCount(full);
 	Tcl_CreateObjCommand(interp, Tcl_GetString(full), subcommands[i].proc,
 		NULL, NULL);
-	Tcl_DictObjPut(NULL, map, Tcl_NewStringObj(subcommands[i].name, -1),
-		full);
+	Tcl_DecrRefCount(full);
     }
-    Tcl_CreateObjCommand(interp, "::tclprof::Unknown", UnknownCmd, NULL, NULL);
-    ens = Tcl_CreateEnsemble(interp, "::profiler", ns, 0);
-    if (ens == NULL) {
-	return TCL_ERROR;
-    }
-    Tcl_SetEnsembleMappingDict(interp, ens, map);
-    unknown = Tcl_NewStringObj("::tclprof::Unknown", -1);
-    Tcl_SetEnsembleUnknownHandler(interp, ens, unknown);
+    Tcl_CreateObjCommand(interp, "::profiler", ProfilerCmd, NULL, NULL);
     return TCL_OK;
 }

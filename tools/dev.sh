@@ -23,7 +23,9 @@ esac
 # Packages: compiler, Tcl with its private headers and static library,
 # nongnu libunwind, SQLite (saved profiles; the sqlite3 shell for the
 # tests), tcltest's companions, and the tools the tests drive.
-packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind"
+packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium"
+# Node.js for the browser test, from Debian unless the machine has one.
+command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 
 missing=""
 for p in $packages; do
@@ -47,6 +49,10 @@ if [ ! -f Makefile ] || [ configure -nt Makefile ] || [ Makefile.in -nt Makefile
     ./configure >/dev/null
 fi
 make -s binaries
+if [ "$job" = test ] && [ ! -d tests/html/node_modules/playwright-core ]; then
+    # The flame graph is tested in headless Chromium driven by playwright-core.
+    (cd tests/html && npm ci --no-audit --no-fund >/dev/null)
+fi
 
 case $job in
     demo)

@@ -23,10 +23,22 @@
  *	frames created by the outer CmdFrame's command: we walk both chains
  *	together, innermost first, and emit a CMD frame for a CmdFrame only
  *	when its command pushed no CallFrame (a proc call is shown as the
- *	proc, not as the word that called it). A coroutine has its own
- *	chains, ending at the global frame and NULL, and its own callback
- *	list; corPtr->caller and corPtr->callerEEPtr continue them in the
- *	resumer, under a "coroutine name" marker frame.
+ *	proc, not as the word that called it), or when the CallFrame runs
+ *	in a nested trampoline (lsort -command: the C command in between is
+ *	a real level). A CMD frame is named by its command's first word as
+ *	written; between a CmdFrame's push and its proc's CallFrame (command
+ *	lookup, argument setup) the word is all there is. A coroutine has
+ *	its own chains, ending at the global frame and NULL, and its own
+ *	callback list; corPtr->caller and corPtr->callerEEPtr continue them
+ *	in the resumer, under a "coroutine name" marker frame that stands
+ *	for the resuming command. A child interp has its own Interp: the
+ *	evaluating children of the sampled interp (and its evaluating
+ *	ancestors) are found through iPtr->interpInfo and captured too.
+ *
+ *	Lines: a frame's line is the one its code is running, from the
+ *	bytecode pc of its outermost CmdFrame and TIP 280's ExtCmdLoc;
+ *	file is the sourced file. A proc whose bytecode runs inline (the
+ *	leaf) has no CmdFrame: line 0, TP_RAW_LEAF.
  *
  * The ownership rule (frame -> trampoline).
  *
@@ -54,7 +66,9 @@
  *	in the few instructions before their callback is pushed) take
  *	max(inner neighbour, outer neighbour - 1): a Tcl_EvalEx runs its
  *	command in a trampoline nested directly in the one that called the C
- *	code. The anchor stored is the owning trampoline's root value.
+ *	code. The anchor stored is the owning trampoline's root value (see
+ *	ANCHOR). With fewer than two trampolines nothing needs placing and
+ *	the callbacks are not read.
  *
  * Safety. TpInterpCapture runs in a signal handler that may interrupt
  *	the interpreter anywhere: no Tcl call, no allocation, no refCount;
@@ -108,6 +122,19 @@ typedef struct TpInterpInfoPrefix {
 } TpInterpInfoPrefix;
 
 #define TEBC_OFFSET	offsetof(TpTebcPrefix, cmdFrame)
+
+typedef char TpTebcLayoutCheck[(TEBC_OFFSET == 3 * sizeof(void *)) ? 1 : -1];
+
+/*
+ * The anchor written for a frame owned by trampoline t: its stack
+ * pointer, which merge.c matches in both modes. The root register decides
+ * ownership but cannot be the anchor: roots are not unique (each interp's
+ * outermost entry starts with an empty callback list, root NULL, so a
+ * child interp's frames and its parent's outermost ones would share
+ * anchor 0), while a trampoline's SP is.
+ */
+
+#define ANCHOR(t)	((t)->sp)
 
 /*
  * Bounds of every walk in the handler.
@@ -175,6 +202,28 @@ typedef struct BcInfo {		/* What a pc tells about its command. */
     int fileLen;
 } BcInfo;
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * Ok --
+ *
+ *	The cheap pointer check done before every dereference in the
+ *	handler: not in the first page, in user space (x86_64: below
+ *	2^47), aligned. It cannot prove the memory is mapped; the walks
+ *	only follow pointers from live structures, so this catches NULLs,
+ *	garbage from reused stack memory and torn values.
+ *
+ * Results:
+ *	1 if p may be read.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
 static inline int
 Ok(
     const void *p,
@@ -218,13 +267,32 @@ ObjBytes(
 }
 
 /*
- * A name being built on the handler stack.
+ * A name being built on the handler stack before one copy to the slot.
  */
 
 typedef struct Name {
     char b[TP_NAME_MAX];
     int n;
 } Name;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * NameAdd --
+ *
+ *	Appends len bytes of s (or up to its NUL if len is -1) to a Name,
+ *	cut at TP_NAME_MAX.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills nm.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
 
 static void
 NameAdd(
@@ -332,15 +400,17 @@ HashFindOneWord(
 /*
  *----------------------------------------------------------------------
  *
- * BcDecode --
+ * Decode1, FirstWord, BcDecode --
  *
  *	For a ByteCode and a pc in it, finds the command whose code
  *	encloses pc (the decoding of GetSrcInfoForPc in tclExecute.c), its
  *	first word, and its line and file from the ExtCmdLoc that TIP 280
- *	keeps in iPtr->lineBCPtr.
+ *	keeps in iPtr->lineBCPtr. With pc NULL, only the file and the
+ *	script's first line. Decode1 reads one entry of the compressed
+ *	command location map; FirstWord cuts a command's first word.
  *
  * Results:
- *	1 and *infoPtr filled (line 0, file NULL when unknown), or 0 when
+ *	BcDecode: 1 and *infoPtr filled (line 0, file NULL when unknown), or 0 when
  *	codePtr/pc do not look valid.
  *
  * Side effects:
@@ -470,14 +540,17 @@ BcDecode(
 /*
  *----------------------------------------------------------------------
  *
- * NewRaw, PutName, PutFile --
+ * NewRaw, Witness, CacheFind, CacheNew, PutStr, PutFile, BcCached --
  *
- *	Append a raw frame to the slot, and copy its name and file into
- *	the string area; names and files already copied in this sample are
- *	shared (recursion would otherwise fill the area with copies).
+ *	NewRaw appends a raw frame to the slot; Witness records the callback
+ *	data word that will place it (see the file header). Names, files
+ *	and decoded pcs are kept in a small per-sample cache, so a recursion
+ *	decodes and copies them once (it would otherwise fill the string
+ *	area with copies and decode the same pc at every level).
  *
  * Results:
  *	NewRaw: the frame, or NULL when the slot is full (TCLTRUNC set).
+ *	BcCached: the cache entry (name, file, line; empty if undecodable).
  *
  * Side effects:
  *	Writes the slot.
@@ -585,11 +658,6 @@ PutFile(
     *lenPtr = e->flen;
 }
 
-/*
- * BcDecode through the per-sample cache: a recursion repeats the same
- * (codePtr, pc) at every level. pc NULL: the file only.
- */
-
 static const Cache *
 BcCached(
     Cap *c,
@@ -609,6 +677,26 @@ BcCached(
     }
     return e;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * IsBytecode --
+ *
+ *	Whether a Tcl_Obj holds compiled bytecode. tclByteCodeType is
+ *	hidden in libtcl, so the type is recognised once by name and then
+ *	by address.
+ *
+ * Results:
+ *	1 if objPtr's internal rep is a ByteCode.
+ *
+ * Side effects:
+ *	May set c->bcType.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
 
 static int
 IsBytecode(
@@ -633,11 +721,13 @@ IsBytecode(
 /*
  *----------------------------------------------------------------------
  *
- * EmitCallFrame --
+ * MethodName, EmitCallFrame --
  *
  *	Appends the raw frame for a CallFrame: proc, lambda, TclOO method,
  *	or namespace scope. bodyCf, if not NULL, is the outermost CmdFrame
  *	running in this CallFrame: it gives the line being executed.
+ *	MethodName finds, in the frame's call chain, the method whose
+ *	procedure is the frame's, and names it "::DeclaringClass method".
  *
  * Results:
  *	None.
@@ -915,14 +1005,15 @@ EmitCmd(
 /*
  *----------------------------------------------------------------------
  *
- * WalkContext --
+ * BodyCf, WalkContext --
  *
  *	Emits the frames of one context (the interp's, or one coroutine's),
  *	innermost first, by walking the CallFrame and CmdFrame chains
  *	together (see the file header). A command that pushed CallFrames is
  *	not emitted but remembered as a creator: if its frames turn out to
  *	run in a nested trampoline (lsort -command, a C command calling
- *	Tcl_EvalObjv), CheckCreators adds it back.
+ *	Tcl_EvalObjv), CheckCreators adds it back. BodyCf picks the
+ *	CmdFrame that gives a CallFrame's current line.
  *
  * Results:
  *	None.
@@ -1021,20 +1112,22 @@ WalkContext(
 /*
  *----------------------------------------------------------------------
  *
- * AssignSegments --
+ * CloseStretch, AssignSegments --
  *
  *	Reads one interp's callback list (continued through the callers of
  *	running coroutines), newest first, matching frame witnesses and
  *	trampoline roots; each witnessed frame gets the index of the next
  *	root met (see the file header). The stretch after the last root met
  *	goes to the trampoline whose root is NULL (the interp's outermost,
- *	entered with an empty list), chosen by *nullPtr.
+ *	entered with an empty list), chosen by *claimed. CloseStretch gives
+ *	a segment to the frames met since the previous root.
  *
  * Results:
- *	None.
+ *	The segment given to the last stretch (nTramp if none).
  *
  * Side effects:
- *	Sets SP_KNOWN and the segment in raw[first..last).spare.
+ *	Sets SP_KNOWN and the segment in raw[first..last).spare; records
+ *	the witness callback of creators' frames.
  *
  * Signal safety: safe; bounded by MAX_CALLBACKS.
  *
@@ -1204,7 +1297,7 @@ Resolve(
 /*
  *----------------------------------------------------------------------
  *
- * CheckCreators --
+ * CmdWitness, CheckCreators --
  *
  *	For each command that pushed CallFrames (see WalkContext), finds
  *	whether its own witness lies in the same segment as the frame it
@@ -1213,6 +1306,7 @@ Resolve(
  *	is inserted as a CMD frame just outside that frame, in its own
  *	segment. A Tcl_EvalEx level has no witness: its command sits in the
  *	trampoline nested in its outer neighbour's (see Resolve).
+ *	CmdWitness gives the callback data word that places a CmdFrame.
  *
  * Results:
  *	None.
@@ -1381,6 +1475,18 @@ CaptureInterp(
 	cf = corPtr->caller.cmdFramePtr;
 	ee = corPtr->callerEEPtr;
     }
+    if (c->nTramp < 2) {
+
+	/*
+	 * One trampoline owns everything (and the unwinder's fast path
+	 * did not read its root): no callback to read.
+	 */
+
+	for (ctx = first; ctx < c->n; ctx++) {
+	    c->raw[ctx].spare = SP_KNOWN;
+	}
+	return;
+    }
     outermost = AssignSegments(c, iPtr, first, c->n, claimed);
     outerDefault = outermost < c->nTramp ? outermost + 1 : c->nTramp;
     Resolve(c, first, c->n, outerDefault);
@@ -1529,7 +1635,7 @@ TpInterpCapture(
      * insertion sort: each interp's frames are already ordered).
      */
 
-    if (multi) {
+    if (multi && c.nTramp > 1) {
 	for (i = 1; i < c.n; i++) {
 	    TpTclRaw t = c.raw[i];
 
@@ -1543,7 +1649,7 @@ TpInterpCapture(
     for (i = 0; i < c.n; i++) {
 	int s = c.raw[i].spare & SP_SEG;
 
-	c.raw[i].anchor = s < c.nTramp ? c.tramp[s].sp : 0;
+	c.raw[i].anchor = s < c.nTramp ? ANCHOR(&c.tramp[s]) : 0;
 	c.raw[i].spare = 0;
     }
     slot->nTcl = c.n;
@@ -1580,6 +1686,25 @@ TpInterpCheck(void)
     return NULL;
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCurrentRoot, TpInterpNumLevels, TpInterpCoroutine --
+ *
+ *	The NRE callback on top now (the root a trampoline entered now
+ *	would keep), the command nesting level, and the running coroutine
+ *	with the numLevels of the command that resumed it (trace mode keeps
+ *	a shadow stack per coroutine, indexed from there).
+ *
+ * Results:
+ *	As above; TpInterpCoroutine returns NULL outside coroutines.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
 uintptr_t
 TpInterpCurrentRoot(
     Tcl_Interp *interp)
@@ -1608,14 +1733,16 @@ TpInterpCoroutine(
 /*
  *----------------------------------------------------------------------
  *
- * TpInterpCommandProcs --
+ * SeeProc, CommandProcsNs, TpInterpCommandProcs --
  *
  *	Calls fn for every command of every namespace with its fully
  *	qualified name and the C function that runs it: objProc, or proc
  *	for string commands (objProc is then TclInvokeStringCommand), and
- *	nreProc too when it differs (NRE dispatch calls nreProc). Procs
- *	(they are Tcl frames) and imported commands (their target is named
- *	in its own namespace) are skipped.
+ *	nreProc too when it differs (NRE dispatch calls nreProc). Skipped:
+ *	procs (they are Tcl frames), imported commands (the target is named
+ *	in its own namespace), and functions shared by several commands
+ *	(every TclOO object, alias, coroutine or ensemble shares one: naming
+ *	it after one of them would mislead).
  *
  * Results:
  *	None.
@@ -1626,11 +1753,36 @@ TpInterpCoroutine(
  *----------------------------------------------------------------------
  */
 
+typedef struct ProcSeen {
+    Tcl_HashTable byProc;	/* C function -> Tcl_Obj name, or NULL once
+				 * a second command uses it. */
+} ProcSeen;
+
+static void
+SeeProc(
+    ProcSeen *ps,
+    uintptr_t proc,
+    const char *name)
+{
+    int isNew;
+    Tcl_HashEntry *h = Tcl_CreateHashEntry(&ps->byProc, (void *) proc, &isNew);
+    Tcl_Obj *old = isNew ? NULL : Tcl_GetHashValue(h);
+
+    if (isNew) {
+	Tcl_Obj *nameObj = Tcl_NewStringObj(name, -1);
+
+	Tcl_IncrRefCount(nameObj);
+	Tcl_SetHashValue(h, nameObj);
+    } else if (old != NULL && strcmp(Tcl_GetString(old), name) != 0) {
+	Tcl_DecrRefCount(old);
+	Tcl_SetHashValue(h, NULL);
+    }
+}
+
 static void
 CommandProcsNs(
     Namespace *nsPtr,
-    void (*fn)(void *cd, const char *name, uintptr_t objProc),
-    void *cd,
+    ProcSeen *ps,
     int level)
 {
     Tcl_HashSearch search;
@@ -1655,17 +1807,17 @@ CommandProcsNs(
 	    proc = (uintptr_t) cmdPtr->proc;
 	}
 	if (proc) {
-	    fn(cd, Tcl_DStringValue(&ds), proc);
+	    SeeProc(ps, proc, Tcl_DStringValue(&ds));
 	}
 	if (cmdPtr->nreProc && (uintptr_t) cmdPtr->nreProc != proc) {
-	    fn(cd, Tcl_DStringValue(&ds), (uintptr_t) cmdPtr->nreProc);
+	    SeeProc(ps, (uintptr_t) cmdPtr->nreProc, Tcl_DStringValue(&ds));
 	}
     }
     Tcl_DStringFree(&ds);
     if (level < 100) {
 	for (hPtr = Tcl_FirstHashEntry(&nsPtr->childTable, &search); hPtr;
 		hPtr = Tcl_NextHashEntry(&search)) {
-	    CommandProcsNs(Tcl_GetHashValue(hPtr), fn, cd, level + 1);
+	    CommandProcsNs(Tcl_GetHashValue(hPtr), ps, level + 1);
 	}
     }
 }
@@ -1676,7 +1828,23 @@ TpInterpCommandProcs(
     void (*fn)(void *cd, const char *name, uintptr_t objProc),
     void *cd)
 {
-    CommandProcsNs(((Interp *) interp)->globalNsPtr, fn, cd, 0);
+    ProcSeen ps;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *h;
+
+    Tcl_InitHashTable(&ps.byProc, TCL_ONE_WORD_KEYS);
+    CommandProcsNs(((Interp *) interp)->globalNsPtr, &ps, 0);
+    for (h = Tcl_FirstHashEntry(&ps.byProc, &search); h;
+	    h = Tcl_NextHashEntry(&search)) {
+	Tcl_Obj *nameObj = Tcl_GetHashValue(h);
+
+	if (nameObj != NULL) {
+	    fn(cd, Tcl_GetString(nameObj),
+		    (uintptr_t) Tcl_GetHashKey(&ps.byProc, h));
+	    Tcl_DecrRefCount(nameObj);
+	}
+    }
+    Tcl_DeleteHashTable(&ps.byProc);
 }
 
 /*
@@ -1704,6 +1872,27 @@ typedef struct Calib {
     int tebcOk;			/* The TEBCdata layout was verified. */
     Tcl_Obj *outerName, *innerName;
 } Calib;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CalibOuterCmd, CalibInnerCmd --
+ *
+ *	The two temporary commands of TpInterpCalibrate. The outer one,
+ *	called at depth 0 and 1, records TOP_CB and re-enters Tcl through
+ *	Tcl_EvalObjEx (one trampoline each, whose root is that TOP_CB). The
+ *	inner one checks that its caller's CmdFrame sits in a TEBCdata held
+ *	by a pending callback, then unwinds its own stack and keeps the
+ *	callee-saved registers of the two innermost trampoline frames.
+ *
+ * Results:
+ *	TCL_OK, or the nested evaluation's code.
+ *
+ * Side effects:
+ *	Fill the Calib record.
+ *
+ *----------------------------------------------------------------------
+ */
 
 static int
 CalibOuterCmd(
@@ -1857,5 +2046,99 @@ TpInterpCalibrate(
 	return 0;
     }
     *regOut = found;
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FindMethodClass --
+ *
+ *	Depth-first search of clsPtr and its superclasses for the class that
+ *	declares method nameObj. Bounded against malformed hierarchies.
+ *
+ * Results:
+ *	The declaring class, or NULL.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static Class *
+FindMethodClass(
+    Class *clsPtr,
+    Tcl_Obj *nameObj,
+    int depth)
+{
+    int i;
+
+    if (clsPtr == NULL || depth > 64) {
+	return NULL;
+    }
+    if (Tcl_FindHashEntry(&clsPtr->classMethods, (char *) nameObj) != NULL) {
+	return clsPtr;
+    }
+    for (i = 0; i < clsPtr->superclasses.num; i++) {
+	Class *found = FindMethodClass(clsPtr->superclasses.list[i], nameObj,
+		depth + 1);
+
+	if (found != NULL) {
+	    return found;
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpMethodName --
+ *
+ *	Trace mode's name for a call of a TclOO object's command (public, or
+ *	its private `my`): "::Class method", the class that declares the
+ *	method the call runs first (per-object methods: the object's name).
+ *	Mixins and filters are not followed: the class hierarchy is.
+ *
+ * Results:
+ *	1 and the name appended to dsPtr, or 0 when the method is not found.
+ *
+ * Side effects:
+ *	None. Not for the signal path (hash lookups, Tcl_Obj strings).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpMethodName(
+    Tcl_Interp *interp,
+    Tcl_Command token,
+    Tcl_Obj *methodObj,
+    Tcl_DString *dsPtr)
+{
+    Command *cmdPtr = (Command *) token;
+    Object *oPtr = (Object *) cmdPtr->objClientData;
+    Class *clsPtr;
+    Tcl_Obj *name = Tcl_NewObj();
+
+    if (oPtr == NULL) {
+	return 0;
+    }
+    Tcl_IncrRefCount(name);
+    if (oPtr->methodsPtr != NULL
+	    && Tcl_FindHashEntry(oPtr->methodsPtr, (char *) methodObj) != NULL) {
+	Tcl_GetCommandFullName(interp, oPtr->command, name);
+    } else if ((clsPtr = FindMethodClass(oPtr->selfCls, methodObj, 0)) != NULL
+	    && clsPtr->thisPtr != NULL) {
+	Tcl_GetCommandFullName(interp, clsPtr->thisPtr->command, name);
+    } else {
+	Tcl_DecrRefCount(name);
+	return 0;
+    }
+    Tcl_DStringAppend(dsPtr, Tcl_GetString(name), -1);
+    Tcl_DStringAppend(dsPtr, " ", 1);
+    Tcl_DStringAppend(dsPtr, Tcl_GetString(methodObj), -1);
+    Tcl_DecrRefCount(name);
     return 1;
 }

@@ -11,8 +11,9 @@
  *	runs them. Which trampoline runs which Tcl frame is decided by the
  *	frame's anchor, recorded when the sample was taken:
  *
- *	  frames mode: the NRE root of the owning entry, equal to the value
- *	    of the calibrated register in that trampoline frame;
+ *	  frames mode: the SP of the owning trampoline frame, chosen in the
+ *	    handler by interp.c (which decides ownership with the NRE root
+ *	    each trampoline keeps in the calibrated register);
  *	  trace mode: the stack address the enter trace computed, equal to
  *	    the SP of the owning trampoline frame.
  *
@@ -91,9 +92,7 @@ TpMergeSlot(
 	} else if (f->anchor != 0) {
 	    for (j = 0; j < nTramp; j++) {
 		const TpTramp *t = &tramps[nTramp - 1 - j];
-		uintptr_t key = slot->mode == TP_MODE_TRACE ? t->sp : t->root;
-
-		if (key == f->anchor) {
+		if (t->sp == f->anchor) {
 		    found = j;
 		    break;
 		}

@@ -126,7 +126,12 @@ TextNode(
 	if (f->type != TP_TCL_PSEUDO) {
 	    Tcl_DStringAppend(ds, f->kind == TP_KIND_C ? "  [C]" : "  [Tcl internal]", -1);
 	}
-    } else if (f->file != NULL) {
+    } else if (f->file != NULL && f->type != TP_TCL_CMD) {
+	/*
+	 * A command's locations are its call sites, which differ; a proc's
+	 * lowest line approximates where it starts.
+	 */
+
 	Tcl_DStringAppend(ds, "  (", -1);
 	Tcl_DStringAppend(ds, f->file, -1);
 	if (f->line > 0) {

@@ -105,14 +105,14 @@ typedef enum {
  * One Tcl frame as the handler copies it. The name bytes live in the
  * slot's string area (nameOff, nameLen); so does the file name.
  *
- * anchor links the frame to the C stack:
- *   frames mode: the NRE root callback (TEOV_callback *) current when the
- *     frame's code was running; a trampoline frame whose calibrated
- *     register holds a root at or below it owns the frame;
+ * anchor links the frame to the C stack: the SP of the TclNRRunCallbacks
+ * frame that runs it (tramp[].sp), or 0 when unknown (the frame then
+ * follows the previous one).
+ *   frames mode: interp.c decides ownership from the NRE callback list
+ *     cut at each trampoline's root (the calibrated register) and writes
+ *     the owner's SP;
  *   trace mode: the stack address recorded by the enter trace
- *     (__builtin_frame_address + delta), equal to the SP of the owning
- *     TclNRRunCallbacks frame;
- *   0: unknown (the frame follows the previous one).
+ *     (__builtin_frame_address + a calibrated delta).
  */
 
 typedef struct TpTclRaw {
@@ -207,7 +207,8 @@ TpSlotStr(const TpRing *r, TpSlot *s) { return (char *)s + r->offStr; }
 
 /*
  * Copies len bytes of src into the slot's string area and fills *off and
- * *outLen; cuts at TP_NAME_MAX and at the area's end. Signal-safe.
+ * *outLen; names longer than TP_NAME_MAX are cut; when the area is full
+ * nothing is stored (length 0). Signal-safe.
  */
 
 MODULE_SCOPE int	TpSlotPutStr(const TpRing *r, TpSlot *s, const char *src,
@@ -318,6 +319,8 @@ MODULE_SCOPE int	TpInterpNumLevels(Tcl_Interp *interp);
 MODULE_SCOPE void *	TpInterpCoroutine(Tcl_Interp *interp, int *baseLevel);
 						/* Running coroutine (or NULL)
 						 * and its auxNumLevels. */
+MODULE_SCOPE int	TpInterpMethodName(Tcl_Interp *interp, Tcl_Command token,
+			    Tcl_Obj *methodObj, Tcl_DString *dsPtr);
 MODULE_SCOPE void	TpInterpCommandProcs(Tcl_Interp *interp,
 			    void (*fn)(void *cd, const char *name, uintptr_t objProc),
 			    void *cd);	/* Every command's objProc, to name
@@ -584,6 +587,8 @@ typedef struct TpFunc {
     uintptr_t addr;		/* C: absolute start address, 0 if unknown. */
     int cmdFunc;		/* C function that implements a Tcl command:
 				 * that command's function, else -1. */
+    int procAlias;		/* Command frame whose word names a proc:
+				 * that proc's function, else -1. */
 } TpFunc;
 
 typedef struct TpNode {

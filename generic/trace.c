@@ -47,6 +47,8 @@ typedef struct TraceCmd {
     const char *tailPtr;	/* Tcl_GetCommandName's pointer, to check
 				 * the token still names this command. */
     Tcl_Namespace *nsPtr;
+    int isObject;		/* A TclOO object's command or `my`: calls
+				 * are named by method (MethodCmd). */
     uint64_t calls;		/* Exact number of calls. */
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
@@ -68,6 +70,9 @@ struct TpTraceState {
     uintptr_t spDelta;		/* Calibrated anchor offset. */
     int calibrated;
     Tcl_ObjCmdProc *procObjProc;/* objProc of every proc (to tell procs). */
+    Tcl_ObjCmdProc *objObjProc;	/* objProc of TclOO objects' commands... */
+    Tcl_ObjCmdProc *myObjProc;	/* ... and of their `my`. */
+    Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
     ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
     uint64_t useClock;
@@ -81,6 +86,8 @@ struct TpTraceState {
 };
 
 static Tcl_CmdObjTraceProc TraceProc;
+static TraceCmd *MethodCmd(TpTraceState *ts, Tcl_Interp *interp,
+	Tcl_Command token, Tcl_Obj *methodObj);
 static Tcl_ObjCmdProc CalibrateCmd;
 
 /*
@@ -146,9 +153,70 @@ LookupCmd(
     Tcl_DecrRefCount(full);
     tc->tailPtr = tail;
     tc->nsPtr = info.namespacePtr;
+    tc->isObject = info.objProc != NULL && (info.objProc == ts->objObjProc
+	    || info.objProc == ts->myObjProc);
     tc->nextAll = ts->all;
     ts->all = tc;
     Tcl_SetHashValue(h, tc);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * MethodCmd --
+ *
+ *	The TraceCmd of a method call "$obj method": named "::Class method"
+ *	after the declaring class (seed 000's users read methods, not the
+ *	generated object names ::oo::Obj12).
+ *
+ * Results:
+ *	The TraceCmd (type TP_TCL_METHOD); the object command's own when the
+ *	method cannot be found.
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+MethodCmd(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    Tcl_Command token,
+    Tcl_Obj *methodObj)
+{
+    Tcl_DString ds;
+    Tcl_HashEntry *h;
+    TraceCmd *tc;
+    int isNew;
+
+    Tcl_DStringInit(&ds);
+    if (!TpInterpMethodName(interp, token, methodObj, &ds)) {
+	Tcl_DStringFree(&ds);
+	return LookupCmd(ts, interp, token);
+    }
+    h = Tcl_CreateHashEntry(&ts->byName, Tcl_DStringValue(&ds), &isNew);
+    if (!isNew) {
+	Tcl_DStringFree(&ds);
+	return Tcl_GetHashValue(h);
+    }
+    tc = calloc(1, sizeof(TraceCmd));
+    if (tc == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    tc->nameLen = Tcl_DStringLength(&ds);
+    tc->name = malloc((size_t) tc->nameLen + 1);
+    if (tc->name == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    memcpy(tc->name, Tcl_DStringValue(&ds), (size_t) tc->nameLen + 1);
+    tc->type = TP_TCL_METHOD;
+    tc->nextAll = ts->all;
+    ts->all = tc;
+    Tcl_SetHashValue(h, tc);
+    Tcl_DStringFree(&ds);
     return tc;
 }
 
@@ -235,6 +303,9 @@ TraceProc(
 	return TCL_OK;
     }
     tc = LookupCmd(ts, interp, token);
+    if (tc->isObject && objc >= 2) {
+	tc = MethodCmd(ts, interp, token, objv[1]);
+    }
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
     if (corPtr != NULL) {
@@ -377,6 +448,7 @@ TpTraceStart(
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
+    Tcl_InitHashTable(&ts->byName, TCL_STRING_KEYS);
     Tcl_InitHashTable(&ts->edges, (int) (2 * sizeof(TraceCmd *) / sizeof(int)));
 
     /*
@@ -388,6 +460,30 @@ TpTraceStart(
 	ts->procObjProc = info.objProc;
     }
     Tcl_DeleteCommand(interp, "::tclprof::Probe");
+    /*
+     * Likewise TclOO objects' commands and their `my`, so that method
+     * calls are named by method rather than by object.
+     */
+
+    if (Tcl_EvalEx(interp, "::oo::object create ::tclprof::ProbeObj", -1,
+	    TCL_EVAL_GLOBAL) == TCL_OK) {
+	if (Tcl_GetCommandInfo(interp, "::tclprof::ProbeObj", &info)) {
+	    ts->objObjProc = info.objProc;
+	}
+	if (Tcl_EvalEx(interp, "info object namespace ::tclprof::ProbeObj",
+		-1, TCL_EVAL_GLOBAL) == TCL_OK) {
+	    Tcl_Obj *my = Tcl_ObjPrintf("%s::my",
+		    Tcl_GetString(Tcl_GetObjResult(interp)));
+
+	    Tcl_IncrRefCount(my);
+	    if (Tcl_GetCommandInfo(interp, Tcl_GetString(my), &info)) {
+		ts->myObjProc = info.objProc;
+	    }
+	    Tcl_DecrRefCount(my);
+	}
+	Tcl_EvalEx(interp, "::tclprof::ProbeObj destroy", -1, TCL_EVAL_GLOBAL);
+    }
+    Tcl_ResetResult(interp);
 
     ts->trace = Tcl_CreateObjTrace(interp, 0, TCL_ALLOW_INLINE_COMPILATION,
 	    TraceProc, ts, NULL);
@@ -454,6 +550,7 @@ TpTraceStop(
 	free(tc);
     }
     Tcl_DeleteHashTable(&ts->byToken);
+    Tcl_DeleteHashTable(&ts->byName);
     Tcl_DeleteHashTable(&ts->edges);
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	free(ts->coros[i].e);

@@ -43,6 +43,31 @@ static uint32_t	FuncFor(FuncBuilder *b, const char *key, int kind, int type,
 		    int module, const char *name);
 static void	CollectCmd(void *cd, const char *name, uintptr_t objProc);
 static uint64_t	SumTotals(TpNode *n);
+static void	LinkCommandsToProcs(TpTree *t);
+
+/*
+ * SameCommand --
+ *
+ *	Whether a command word as written (a) can name the command whose
+ *	qualified name is b: equal up to a leading "::", or a's unqualified
+ *	word equals b's tail.
+ */
+
+static int
+SameCommand(
+    const char *a,
+    const char *b)
+{
+    const char *tail;
+
+    a += (a[0] == ':' && a[1] == ':') ? 2 : 0;
+    b += (b[0] == ':' && b[1] == ':') ? 2 : 0;
+    if (strcmp(a, b) == 0) {
+	return 1;
+    }
+    tail = strrchr(b, ':');
+    return tail != NULL && strchr(a, ':') == NULL && strcmp(a, tail + 1) == 0;
+}
 
 static TpNode *
 NewNode(
@@ -112,6 +137,7 @@ FuncFor(
     f->module = module;
     f->name = strdup(name);
     f->cmdFunc = -1;
+    f->procAlias = -1;
     Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
     return t->nFuncs++;
 }
@@ -288,6 +314,8 @@ TpTreeBuild(
     Tcl_DeleteHashTable(&b.cmdByProc);
     Tcl_DeleteHashTable(&b.byKey);
 
+    LinkCommandsToProcs(t);
+
     /*
      * Walk every stack into the tree.
      */
@@ -336,6 +364,81 @@ TpTreeBuild(
 /*
  *----------------------------------------------------------------------
  *
+ * LinkCommandsToProcs --
+ *
+ *	Frames mode names a command frame by its first word as written
+ *	("VerilogLanguage" inside namespace ::MtiFS). When that word names a
+ *	proc of the profile, the command frame and the proc frame are one
+ *	call: the command frame is dropped when the proc frame follows it,
+ *	and stands for the proc when it does not yet (a sample taken while
+ *	the proc's frame was being set up). The word is resolved as a
+ *	qualified name, then from the global namespace, then by its tail
+ *	when exactly one proc has that tail.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sets procAlias of command functions.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+LinkCommandsToProcs(
+    TpTree *t)
+{
+    Tcl_HashTable byName, byTail;
+    Tcl_HashEntry *h;
+    Tcl_DString ds;
+    uint32_t i;
+    int isNew;
+
+    Tcl_InitHashTable(&byName, TCL_STRING_KEYS);
+    Tcl_InitHashTable(&byTail, TCL_STRING_KEYS);
+    for (i = 0; i < t->nFuncs; i++) {
+	const TpFunc *f = &t->funcs[i];
+	const char *tail;
+
+	if (f->kind != TP_KIND_TCL || f->type != TP_TCL_PROC) {
+	    continue;
+	}
+	Tcl_SetHashValue(Tcl_CreateHashEntry(&byName, f->name, &isNew),
+		(ClientData) (intptr_t) i);
+	tail = strrchr(f->name, ':');
+	tail = tail ? tail + 1 : f->name;
+	h = Tcl_CreateHashEntry(&byTail, tail, &isNew);
+	Tcl_SetHashValue(h, (ClientData) (intptr_t) (isNew ? (int) i : -1));
+    }
+    Tcl_DStringInit(&ds);
+    for (i = 0; i < t->nFuncs; i++) {
+	TpFunc *f = &t->funcs[i];
+
+	if (f->kind != TP_KIND_TCL || f->type != TP_TCL_CMD) {
+	    continue;
+	}
+	h = Tcl_FindHashEntry(&byName, f->name);
+	if (h == NULL && strncmp(f->name, "::", 2) != 0) {
+	    Tcl_DStringSetLength(&ds, 0);
+	    Tcl_DStringAppend(&ds, "::", 2);
+	    Tcl_DStringAppend(&ds, f->name, -1);
+	    h = Tcl_FindHashEntry(&byName, Tcl_DStringValue(&ds));
+	}
+	if (h == NULL && strchr(f->name, ':') == NULL) {
+	    h = Tcl_FindHashEntry(&byTail, f->name);
+	}
+	if (h != NULL) {
+	    f->procAlias = (int) (intptr_t) Tcl_GetHashValue(h);
+	}
+    }
+    Tcl_DStringFree(&ds);
+    Tcl_DeleteHashTable(&byName);
+    Tcl_DeleteHashTable(&byTail);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpTreeStackFuncs --
  *
  *	The functions of one stack, root first, as the tree shows them:
@@ -368,7 +471,24 @@ TpTreeStackFuncs(
 	uint32_t fi = t->locFunc[ids[k]];
 	const TpFunc *f = &t->funcs[fi];
 
+	if (f->procAlias >= 0) {
+	    if (k + 1 < depth
+		    && t->locFunc[ids[k + 1]] == (uint32_t) f->procAlias) {
+		continue;
+	    }
+	    fi = (uint32_t) f->procAlias;
+	    f = &t->funcs[fi];
+	}
+
+	/*
+	 * A C function implementing a command gets the command's frame,
+	 * unless a Tcl command frame (the same call, as the Tcl stack
+	 * named it) is already right above it.
+	 */
+
 	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc
+		&& !(lastTcl >= 0 && SameCommand(t->funcs[lastTcl].name,
+			t->funcs[f->cmdFunc].name))
 		&& !(n > 0 && out[n - 1] == (uint32_t) f->cmdFunc)) {
 	    out[n++] = (uint32_t) f->cmdFunc;
 	    lastTcl = f->cmdFunc;

@@ -11,7 +11,9 @@
 #		lang2lang_type > ::MtiFS::IsVerilogLanguage ...
 #
 # Usage:
-#	tclsh demo.tcl ?-n iterations? ?-mode frames|trace?
+#	tclsh demo.tcl ?-n iterations? ?-mode frames|trace? ?-html file?
+#
+#	The flame graph goes to demo-flamegraph.html unless -html "" is given.
 #
 #	Without -n, the number of iterations is chosen so the profiled run
 #	takes about 3 seconds. libtok2column.so is looked for in
@@ -22,12 +24,13 @@
 package require Tcl 8.6
 
 proc usage {} {
-    puts stderr "usage: [file tail $::argv0] ?-n iterations? ?-mode frames|trace?"
+    puts stderr "usage: [file tail $::argv0] ?-n iterations? ?-mode frames|trace? ?-html file|\"\"?"
     exit 2
 }
 
 set n {}
 set mode {}
+set html demo-flamegraph.html
 if {[llength $argv] % 2} usage
 foreach {opt value} $argv {
     switch -- $opt {
@@ -38,6 +41,9 @@ foreach {opt value} $argv {
 	-mode {
 	    if {$value ni {frames trace}} usage
 	    set mode $value
+	}
+	-html {
+	    set html $value
 	}
 	default usage
     }
@@ -122,8 +128,14 @@ profiler start {*}$startArgs
 set elapsed [time {doWork $n}]
 profiler stop
 
-puts [profiler report]
+# The tree, without the frames below 0.5% of the samples (all of them are in
+# [profiler report -format dict] and in the flame graph).
+puts [profiler report -threshold 0.5]
 set st [profiler status]
 puts [format "demo: %d iterations, %.2f s, %d samples, mode %s, %d dropped, %d merge mismatches" \
 	$n [expr {[lindex $elapsed 0] / 1e6}] [dict get $st samples] \
 	[dict get $st mode] [dict get $st dropped] [dict get $st mergeMismatches]]
+if {$html ne ""} {
+    profiler export -format html -file $html
+    puts "demo: flame graph written to [file normalize $html]"
+}

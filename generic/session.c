@@ -366,6 +366,11 @@ TpSessionStart(
     s->profile->mode = mode;
     s->profile->intervalUs = o->intervalUs;
     s->profile->clock = o->clock;
+    if (s->profile->program == NULL) {
+	const char *argv0 = Tcl_GetVar2(interp, "argv0", NULL, TCL_GLOBAL_ONLY);
+
+	s->profile->program = strdup(argv0 != NULL ? argv0 : "tclsh");
+    }
     if (s->profile->startEpochUs == 0) {
 	Tcl_Time now;
 

@@ -290,20 +290,38 @@ TpSessionStart(
 		"frames mode is not available: %s", why);
 	return TCL_ERROR;
     }
+    /*
+     * The default is frames mode (no per-command cost). Without the
+     * calibrated root register frames mode cannot tell which C->Tcl entry
+     * runs which Tcl frame, so the default falls back to trace mode, whose
+     * merge needs no register; an explicit -mode frames runs anyway and
+     * says so.
+     */
+
     if (mode == TP_MODE_NONE && !o->modeGiven) {
-	mode = why == NULL ? TP_MODE_FRAMES : TP_MODE_TRACE;
-	snprintf(s->modeReason, sizeof(s->modeReason), "%s",
-		why == NULL ? "default: frames mode has no per-command cost"
-		: "default: frames mode unavailable, trace mode used");
+	if (why != NULL) {
+	    mode = TP_MODE_TRACE;
+	    snprintf(s->modeReason, sizeof(s->modeReason),
+		    "default: frames mode unavailable (%s), trace mode used", why);
+	} else if (s->rootReg < 0) {
+	    mode = TP_MODE_TRACE;
+	    snprintf(s->modeReason, sizeof(s->modeReason),
+		    "default: frames mode could not calibrate its root register"
+		    " (%s), trace mode used", s->calibWhy);
+	} else {
+	    mode = TP_MODE_FRAMES;
+	    snprintf(s->modeReason, sizeof(s->modeReason),
+		    "default: frames mode has no per-command cost");
+	}
     } else {
 	snprintf(s->modeReason, sizeof(s->modeReason), "requested");
-    }
-    if (mode == TP_MODE_FRAMES && s->rootReg < 0) {
-	size_t len = strlen(s->modeReason);
+	if (mode == TP_MODE_FRAMES && s->rootReg < 0) {
+	    size_t len = strlen(s->modeReason);
 
-	snprintf(s->modeReason + len, sizeof(s->modeReason) - len,
-		"; root register not calibrated (%s): Tcl frames split by "
-		"order only", s->calibWhy);
+	    snprintf(s->modeReason + len, sizeof(s->modeReason) - len,
+		    "; root register not calibrated (%s): Tcl frames of nested"
+		    " C->Tcl entries may be misplaced", s->calibWhy);
+	}
     }
 
     /*

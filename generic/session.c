@@ -31,7 +31,7 @@ struct TpSession {
 				 * side (see the file comment). */
     TpOptions opts;		/* Of the current or last run. */
     TpMode mode;		/* Mode actually used. */
-    char modeReason[256];	/* Why that mode. */
+    char modeReason[512];	/* Why that mode. */
     int running;		/* Interp thread only. */
     int ringLive;		/* ring holds memory. */
     TpRing ring;

@@ -145,7 +145,8 @@ GetIntInRange(
  *
  *	Syntax: profiler start ?-interval us? ?-clock wall|cpu?
  *	                       ?-maxdepth n? ?-buffer samples?
- *	                       ?-mode frames|trace|none?
+ *	                       ?-mode frames|trace|none? ?-duration s?
+ *	                       ?-progress bool?
  *	        [0]      [1]   [2]        [3] ...
  *
  * Results:
@@ -165,9 +166,12 @@ StartCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-buffer", "-clock", "-interval", "-maxdepth", "-mode", NULL
+	"-buffer", "-clock", "-duration", "-interval", "-maxdepth", "-mode",
+	"-progress", NULL
     };
-    enum { OPT_BUFFER, OPT_CLOCK, OPT_INTERVAL, OPT_MAXDEPTH, OPT_MODE };
+    enum { OPT_BUFFER, OPT_CLOCK, OPT_DURATION, OPT_INTERVAL, OPT_MAXDEPTH,
+	OPT_MODE, OPT_PROGRESS };
+    double seconds;
     static const char *const clocks[] = {"wall", "cpu", NULL};
     static const char *const modes[] = {"none", "frames", "trace", NULL};
     TpOptions o;
@@ -199,6 +203,25 @@ StartCmd(
 		return TCL_ERROR;
 	    }
 	    o.clock = (TpClock) value;
+	    break;
+	case OPT_DURATION:
+	    if (Tcl_GetDoubleFromObj(NULL, objv[i + 1], &seconds) != TCL_OK
+		    || !(seconds > 0) || seconds > 1e6) {
+		TpSetError(interp, "VALUE", "DURATION", "bad value \"%s\" for "
+			"-duration: must be a number of seconds above 0",
+			Tcl_GetString(objv[i + 1]));
+		return TCL_ERROR;
+	    }
+	    o.durationNs = (uint64_t) (seconds * 1e9);
+	    break;
+	case OPT_PROGRESS:
+	    if (Tcl_GetBooleanFromObj(NULL, objv[i + 1], &o.progress)
+		    != TCL_OK) {
+		TpSetError(interp, "VALUE", "PROGRESS", "bad value \"%s\" for "
+			"-progress: must be a boolean",
+			Tcl_GetString(objv[i + 1]));
+		return TCL_ERROR;
+	    }
 	    break;
 	case OPT_INTERVAL:
 	    if (GetIntInRange(interp, objv[i + 1], "-interval", "INTERVAL",

@@ -41,6 +41,8 @@ struct TpSession {
     TpUnwindConfig unwind;	/* Copy given to the handler. */
     TpProfile *profile;		/* NULL until the first start. */
     uint64_t startNs;		/* Start of the current run. */
+    uint64_t expiredNs;		/* -duration ran out at this time (sampler
+				 * thread writes, under lock), or 0. */
     uint64_t elapsedNs;		/* Sum of finished runs since reset. */
     uint64_t droppedBase;	/* Drops of finished rings since reset. */
     int calibrated;		/* Frames-mode calibration was tried... */
@@ -98,6 +100,9 @@ TpOptionsDefault(
     o->maxDepth = TP_DEFAULT_DEPTH;
     o->bufferSlots = TP_DEFAULT_BUFFER;
     o->mode = TP_MODE_NONE;
+    o->modeGiven = 0;
+    o->durationNs = 0;
+    o->progress = 0;
 }
 
 /*
@@ -461,7 +466,8 @@ StopLocked(
 	s->trace = NULL;
 	s->ts->trace = NULL;
     }
-    s->elapsedNs += TpNowNs() - s->startNs;
+    s->elapsedNs += (s->expiredNs ? s->expiredNs : TpNowNs()) - s->startNs;
+    s->expiredNs = 0;
     s->profile->elapsedNs = s->elapsedNs;
     s->profile->dropped = s->droppedBase;
     pthread_mutex_unlock(&s->lock);
@@ -603,6 +609,46 @@ TpSessionDrain(
 /*
  *----------------------------------------------------------------------
  *
+ * TpSessionSamples, TpSessionExpired --
+ *
+ *	For the sampler thread: the samples aggregated so far (progress
+ *	line), and the note that -duration ran out (sampling has stopped;
+ *	elapsed time stops there too).
+ *
+ * Results:
+ *	TpSessionSamples: the count.
+ *
+ * Side effects:
+ *	TpSessionExpired sets s->expiredNs.
+ *
+ *----------------------------------------------------------------------
+ */
+
+uint64_t
+TpSessionSamples(
+    TpSession *s)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&s->lock);
+    n = s->profile != NULL ? s->profile->samples : 0;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+void
+TpSessionExpired(
+    TpSession *s,
+    uint64_t nowNs)
+{
+    pthread_mutex_lock(&s->lock);
+    s->expiredNs = nowNs;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpSessionWithProfile --
  *
  *	Runs fn on the interp's profile, drained and locked. A session that
@@ -677,7 +723,8 @@ TpSessionStatus(
 	hMax = p->handlerNsMax;
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
-    elapsed = s->elapsedNs + (s->running ? TpNowNs() - s->startNs : 0);
+    elapsed = s->elapsedNs + (s->running ? (s->expiredNs ? s->expiredNs
+	    : TpNowNs()) - s->startNs : 0);
     pthread_mutex_unlock(&s->lock);
 
     PUT("running", Tcl_NewBooleanObj(s->running));

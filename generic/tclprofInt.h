@@ -473,6 +473,10 @@ typedef struct TpOptions {
     int bufferSlots;
     TpMode mode;		/* Requested mode... */
     int modeGiven;		/* ... if -mode was given; else default. */
+    uint64_t durationNs;	/* Stop sampling after this much wall time
+				 * (0: until profiler stop). */
+    int progress;		/* Print a progress line on stderr once a
+				 * second when stderr is a terminal. */
 } TpOptions;
 
 typedef struct TpSession TpSession;
@@ -497,6 +501,8 @@ MODULE_SCOPE int	TpSessionWithProfile(Tcl_Interp *interp,
 
 /* Called by the sampler thread. */
 MODULE_SCOPE void	TpSessionDrain(TpSession *s);
+MODULE_SCOPE uint64_t	TpSessionSamples(TpSession *s);
+MODULE_SCOPE void	TpSessionExpired(TpSession *s, uint64_t nowNs);
 
 /* Called by the atfork handlers (unix/sampler.c); see session.c. */
 MODULE_SCOPE void	TpSessionForkPrepare(void);

@@ -47,6 +47,8 @@ struct TpSampler {
     timer_t timer;		/* CPU clock timer, if haveTimer. */
     int haveTimer;
     int stop;			/* Set by TpSamplerStop (atomic). */
+    uint64_t durationNs;	/* -duration, 0 if none. */
+    int progress;		/* Progress line wanted and stderr a tty. */
     pid_t pid;			/* Process that started the thread. */
 };
 
@@ -107,6 +109,8 @@ TpSamplerStart(
     sp->periodNs = (uint64_t) o->intervalUs * 1000u;
     sp->clock = o->clock;
     sp->pid = getpid();
+    sp->durationNs = o->durationNs;
+    sp->progress = o->progress && isatty(2);
 
     if (o->clock == TP_CLOCK_CPU) {
 	struct sigevent sev;
@@ -181,6 +185,12 @@ TpSamplerStop(
     if (sp->pid == getpid()) {
 	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(sp->thread, NULL);
+	if (sp->progress) {
+	    /* Erase the progress line. */
+	    ssize_t n = write(2, "\r\033[K", 4);
+
+	    (void) n;
+	}
     }
     free(sp);
 }
@@ -208,11 +218,12 @@ SamplerMain(
 {
     TpSampler *sp = arg;
     struct timespec ts;
-    uint64_t next, now, lastDrain;
+    uint64_t next, now, lastDrain, lastProgress, start;
     uint64_t sleepNs = sp->clock == TP_CLOCK_WALL ? sp->periodNs : TP_DRAIN_NS;
+    int expired = 0;
 
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    next = lastDrain = TpNowNs();
+    start = next = lastDrain = lastProgress = TpNowNs();
     while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	next += sleepNs;
 	ts.tv_sec = (time_t) (next / 1000000000u);
@@ -224,11 +235,42 @@ SamplerMain(
 	if (__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	    break;
 	}
-	if (sp->clock == TP_CLOCK_WALL
+	if (sp->clock == TP_CLOCK_WALL && !expired
 		&& !__atomic_load_n(&forkState.paused, __ATOMIC_ACQUIRE)) {
 	    pthread_kill(sp->target, SIGPROF);
 	}
 	now = TpNowNs();
+
+	/*
+	 * -duration: sampling ends here, whatever the program is doing (an
+	 * event in the program could not fire while it computes). The run
+	 * itself ends at profiler stop, on the interp's thread.
+	 */
+
+	if (sp->durationNs != 0 && !expired && now - start >= sp->durationNs) {
+	    expired = 1;
+	    if (sp->haveTimer) {
+		struct itimerspec off;
+
+		memset(&off, 0, sizeof(off));
+		timer_settime(sp->timer, 0, &off, NULL);
+	    }
+	    TpSessionExpired(sp->session, now);
+	}
+	if (sp->progress && now - lastProgress >= 1000000000u) {
+	    char line[96];
+	    int len;
+	    ssize_t n;
+
+	    TpSessionDrain(sp->session);
+	    len = snprintf(line, sizeof(line),
+		    "\rtclprof: %llu samples, %.0f s%s\033[K",
+		    (unsigned long long) TpSessionSamples(sp->session),
+		    (double) (now - start) / 1e9, expired ? " (done)" : "");
+	    n = write(2, line, (size_t) len);
+	    (void) n;
+	    lastProgress = now;
+	}
 
 	/*
 	 * After a long stall (the machine was busy, or the drain waited for

@@ -12,6 +12,14 @@
 
 MODULE_SCOPE int TpCmdCreate(Tcl_Interp *interp);
 
+/*
+ * Process-wide: whether the exit handler is registered. Guarded by
+ * initMutex.
+ */
+
+TCL_DECLARE_MUTEX(initMutex)
+static int exitHandlerSet = 0;
+
 DLLEXPORT int Tclprof_Init(Tcl_Interp *interp);
 DLLEXPORT int Tclprof_SafeInit(Tcl_Interp *interp);
 DLLEXPORT int Tclprof_Unload(Tcl_Interp *interp, int flags);
@@ -44,6 +52,12 @@ Tclprof_Init(
     if (TpCmdCreate(interp) != TCL_OK) {
 	return TCL_ERROR;
     }
+    Tcl_MutexLock(&initMutex);
+    if (!exitHandlerSet) {
+	Tcl_CreateExitHandler(TpSessionExitHandler, NULL);
+	exitHandlerSet = 1;
+    }
+    Tcl_MutexUnlock(&initMutex);
 #ifdef TCLPROF_STATIC_TCL
     if (TCLPROF_STATIC_TCL[0] != '\0') {
 	TpSymbolSetArchive("libtcl8.6.so", TCLPROF_STATIC_TCL);
@@ -105,14 +119,27 @@ Tclprof_Unload(
     Tcl_Interp *interp,
     int flags)
 {
-    (void) flags;
     if (TpSessionRunning(interp)) {
 	Tcl_SetObjResult(interp, Tcl_NewStringObj(
 		"cannot unload tclprof while the profiler is running", -1));
 	Tcl_SetErrorCode(interp, "TCLPROF", "STATE", "RUNNING", NULL);
 	return TCL_ERROR;
     }
-    Tcl_DeleteNamespace(Tcl_FindNamespace(interp, "::tclprof", NULL, 0));
+    {
+	Tcl_Namespace *ns = Tcl_FindNamespace(interp, "::tclprof", NULL, 0);
+
+	if (ns != NULL) {
+	    Tcl_DeleteNamespace(ns);
+	}
+    }
     Tcl_DeleteCommand(interp, "::profiler");
+    if (flags == TCL_UNLOAD_DETACH_FROM_PROCESS) {
+	Tcl_MutexLock(&initMutex);
+	if (exitHandlerSet) {
+	    Tcl_DeleteExitHandler(TpSessionExitHandler, NULL);
+	    exitHandlerSet = 0;
+	}
+	Tcl_MutexUnlock(&initMutex);
+    }
     return TCL_OK;
 }

@@ -959,3 +959,43 @@ ForkAsyncProc(
     Tcl_RestoreInterpState(s->interp, state);
     return code;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionExitHandler --
+ *
+ *	Process exit with the profiler still running: stop the sampler
+ *	thread and put the SIGPROF disposition back before Tcl finalizes
+ *	(and may unload this library while the thread would still run its
+ *	code). Registered once per process by Tclprof_Init; runs after the
+ *	exit handlers registered later (e.g. profiler atexit's save).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	The running session, if any, stops sampling; its data stays.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSessionExitHandler(
+    ClientData cd)
+{
+    TpSession *s;
+
+    (void) cd;
+    pthread_mutex_lock(&tpProcess.lock);
+    s = tpProcess.active;
+    if (s != NULL && s->pid == getpid()) {
+	TpSamplerStop(s->sampler);
+	s->sampler = NULL;
+	TpSignalQuiesce(s->ts);
+	TpSignalRestore();
+	s->running = 0;
+	tpProcess.active = NULL;
+    }
+    pthread_mutex_unlock(&tpProcess.lock);
+}

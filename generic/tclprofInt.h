@@ -487,6 +487,7 @@ MODULE_SCOPE int	TpSessionStop(Tcl_Interp *interp);
 MODULE_SCOPE int	TpSessionReset(Tcl_Interp *interp);
 MODULE_SCOPE int	TpSessionRunning(Tcl_Interp *interp);
 MODULE_SCOPE Tcl_Obj *	TpSessionStatus(Tcl_Interp *interp);
+MODULE_SCOPE void	TpSessionExitHandler(ClientData cd);
 MODULE_SCOPE int	TpSessionSetProfile(Tcl_Interp *interp, TpProfile *p);
 MODULE_SCOPE const char *TpModeName(int mode);
 MODULE_SCOPE const char *TpClockName(int clock);

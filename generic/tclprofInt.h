@@ -596,6 +596,9 @@ typedef struct TpFunc {
 				 * that command's function, else -1. */
     int procAlias;		/* Command frame whose word names a proc:
 				 * that proc's function, else -1. */
+    int own;			/* A Tcl frame of tclprof itself (::tclprof::*,
+				 * e.g. the tclprof command line): hidden
+				 * with the internals. */
 } TpFunc;
 
 typedef struct TpNode {

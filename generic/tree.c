@@ -138,6 +138,7 @@ FuncFor(
     f->name = strdup(name);
     f->cmdFunc = -1;
     f->procAlias = -1;
+    f->own = kind == TP_KIND_TCL && strncmp(name, "::tclprof::", 11) == 0;
     Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
     return t->nFuncs++;
 }
@@ -276,6 +277,25 @@ TpTreeBuild(
 	    }
 	}
 	t->locFunc[i] = fi;
+    }
+
+    /*
+     * The tclprof command line's own frames (its top-level script runs
+     * the profiled script from inside if/catch/uplevel) are tclprof's,
+     * not the user's: they count as internals too.
+     */
+
+    for (i = 0; i < t->nFuncs; i++) {
+	TpFunc *f = &t->funcs[i];
+
+	if (f->kind == TP_KIND_TCL && f->file != NULL) {
+	    const char *base = strrchr(f->file, '/');
+
+	    base = base ? base + 1 : f->file;
+	    if (strcmp(base, "tclprof") == 0) {
+		f->own = 1;
+	    }
+	}
     }
 
     /*
@@ -464,13 +484,30 @@ TpTreeStackFuncs(
     uint32_t *out)
 {
     const uint32_t *ids = TpProfileStackIds(p, stack);
-    uint32_t depth = p->stacks[stack].depth, k, n = 0;
+    uint32_t depth = p->stacks[stack].depth, k, n = 0, lastOwn = 0;
     int lastTcl = -1;		/* Last Tcl function emitted. */
+
+    /*
+     * Tcl frames that lie between tclprof's own frames (the command
+     * line's if/catch/uplevel around the profiled script) go with them.
+     */
+
+    if (!o->showInternals) {
+	for (k = 0; k < depth; k++) {
+	    if (t->funcs[t->locFunc[ids[k]]].own) {
+		lastOwn = k + 1;
+	    }
+	}
+    }
 
     for (k = 0; k < depth; k++) {
 	uint32_t fi = t->locFunc[ids[k]];
 	const TpFunc *f = &t->funcs[fi];
 
+	if ((f->own || (k < lastOwn && f->kind == TP_KIND_TCL))
+		&& !o->showInternals) {
+	    continue;
+	}
 	if (f->procAlias >= 0) {
 	    if (k + 1 < depth
 		    && t->locFunc[ids[k + 1]] == (uint32_t) f->procAlias) {

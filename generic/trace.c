@@ -49,6 +49,7 @@ typedef struct TraceCmd {
     Tcl_Namespace *nsPtr;
     int isObject;		/* A TclOO object's command or `my`: calls
 				 * are named by method (MethodCmd). */
+    int isApply;		/* apply: calls are named by lambda. */
     uint64_t calls;		/* Exact number of calls. */
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
@@ -72,6 +73,7 @@ struct TpTraceState {
     Tcl_ObjCmdProc *procObjProc;/* objProc of every proc (to tell procs). */
     Tcl_ObjCmdProc *objObjProc;	/* objProc of TclOO objects' commands... */
     Tcl_ObjCmdProc *myObjProc;	/* ... and of their `my`. */
+    Tcl_ObjCmdProc *applyObjProc;/* objProc of apply. */
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
     ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
@@ -88,6 +90,9 @@ struct TpTraceState {
 static Tcl_CmdObjTraceProc TraceProc;
 static TraceCmd *MethodCmd(TpTraceState *ts, Tcl_Interp *interp,
 	Tcl_Command token, Tcl_Obj *methodObj);
+static TraceCmd *NamedCmd(TpTraceState *ts, const char *name, int len,
+	int type);
+static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Obj *lambdaObj);
 static Tcl_ObjCmdProc CalibrateCmd;
 
 /*
@@ -155,6 +160,7 @@ LookupCmd(
     tc->nsPtr = info.namespacePtr;
     tc->isObject = info.objProc != NULL && (info.objProc == ts->objObjProc
 	    || info.objProc == ts->myObjProc);
+    tc->isApply = info.objProc != NULL && info.objProc == ts->applyObjProc;
     tc->nextAll = ts->all;
     ts->all = tc;
     Tcl_SetHashValue(h, tc);
@@ -188,35 +194,114 @@ MethodCmd(
     Tcl_Obj *methodObj)
 {
     Tcl_DString ds;
-    Tcl_HashEntry *h;
     TraceCmd *tc;
-    int isNew;
 
     Tcl_DStringInit(&ds);
     if (!TpInterpMethodName(interp, token, methodObj, &ds)) {
 	Tcl_DStringFree(&ds);
 	return LookupCmd(ts, interp, token);
     }
-    h = Tcl_CreateHashEntry(&ts->byName, Tcl_DStringValue(&ds), &isNew);
+    tc = NamedCmd(ts, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
+	    TP_TCL_METHOD);
+    Tcl_DStringFree(&ds);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * LambdaCmd --
+ *
+ *	The TraceCmd of "apply lambda": "apply {body...}" with the first 40
+ *	bytes of the body, so that different lambdas are different frames.
+ *
+ * Results:
+ *	The TraceCmd (type TP_TCL_LAMBDA).
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+LambdaCmd(
+    TpTraceState *ts,
+    Tcl_Obj *lambdaObj)
+{
+    Tcl_Obj *bodyObj = NULL;
+    Tcl_DString ds;
+    TraceCmd *tc;
+    const char *body = "";
+    int len = 0;
+
+    if (Tcl_ListObjIndex(NULL, lambdaObj, 1, &bodyObj) == TCL_OK
+	    && bodyObj != NULL) {
+	body = Tcl_GetStringFromObj(bodyObj, &len);
+    }
+    while (len > 0 && (*body == ' ' || *body == '\n' || *body == '\t')) {
+	body++;
+	len--;
+    }
+    while (len > 0 && (body[len - 1] == ' ' || body[len - 1] == '\n'
+	    || body[len - 1] == '\t')) {
+	len--;
+    }
+    Tcl_DStringInit(&ds);
+    Tcl_DStringAppend(&ds, "apply {", -1);
+    Tcl_DStringAppend(&ds, body, len < 40 ? len : 40);
+    Tcl_DStringAppend(&ds, len <= 40 ? "}" : "...}", -1);
+    tc = NamedCmd(ts, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
+	    TP_TCL_LAMBDA);
+    Tcl_DStringFree(&ds);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * NamedCmd --
+ *
+ *	The TraceCmd with a computed name (methods, lambdas), made once.
+ *
+ * Results:
+ *	The TraceCmd.
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+NamedCmd(
+    TpTraceState *ts,
+    const char *name,
+    int len,
+    int type)
+{
+    int isNew;
+    Tcl_HashEntry *h = Tcl_CreateHashEntry(&ts->byName, name, &isNew);
+    TraceCmd *tc;
+
     if (!isNew) {
-	Tcl_DStringFree(&ds);
 	return Tcl_GetHashValue(h);
     }
     tc = calloc(1, sizeof(TraceCmd));
     if (tc == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
-    tc->nameLen = Tcl_DStringLength(&ds);
-    tc->name = malloc((size_t) tc->nameLen + 1);
+    tc->nameLen = len;
+    tc->name = malloc((size_t) len + 1);
     if (tc->name == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
-    memcpy(tc->name, Tcl_DStringValue(&ds), (size_t) tc->nameLen + 1);
-    tc->type = TP_TCL_METHOD;
+    memcpy(tc->name, name, (size_t) len);
+    tc->name[len] = '\0';
+    tc->type = type;
     tc->nextAll = ts->all;
     ts->all = tc;
     Tcl_SetHashValue(h, tc);
-    Tcl_DStringFree(&ds);
     return tc;
 }
 
@@ -305,6 +390,8 @@ TraceProc(
     tc = LookupCmd(ts, interp, token);
     if (tc->isObject && objc >= 2) {
 	tc = MethodCmd(ts, interp, token, objv[1]);
+    } else if (tc->isApply && objc >= 2) {
+	tc = LambdaCmd(ts, objv[1]);
     }
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
@@ -460,6 +547,9 @@ TpTraceStart(
 	ts->procObjProc = info.objProc;
     }
     Tcl_DeleteCommand(interp, "::tclprof::Probe");
+    if (Tcl_GetCommandInfo(interp, "::apply", &info)) {
+	ts->applyObjProc = info.objProc;
+    }
     /*
      * Likewise TclOO objects' commands and their `my`, so that method
      * calls are named by method rather than by object.

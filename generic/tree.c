@@ -20,6 +20,7 @@
  */
 
 #include "tclprofInt.h"
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ static uint32_t	FuncFor(FuncBuilder *b, const char *key, int kind, int type,
 static void	CollectCmd(void *cd, const char *name, uintptr_t objProc);
 static uint64_t	SumTotals(TpNode *n);
 static void	LinkCommandsToProcs(TpTree *t);
+static char *	Demangle(const char *name);
 
 /*
  * SameCommand --
@@ -174,6 +176,67 @@ CollectCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * Demangle --
+ *
+ *	C++ symbol names of extensions are shown demangled, as the tools
+ *	users compare with do, by the C++ runtime's demangler. libstdc++ is
+ *	loaded for that only when a mangled name is met (C++ code is in the
+ *	process anyway), once; a machine without it keeps mangled names.
+ *
+ * Results:
+ *	A malloc'ed demangled name, or NULL (not mangled, or no demangler).
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef char *(DemangleProc)(const char *mangled, char *buf, size_t *len,
+	int *status);
+
+/*
+ * Process-wide, written once under demangleOnce: the demangler or NULL.
+ */
+
+static pthread_once_t demangleOnce = PTHREAD_ONCE_INIT;
+static DemangleProc *demangleProc = NULL;
+
+static void
+FindDemangler(void)
+{
+    void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+    if (lib != NULL) {
+	demangleProc = (DemangleProc *) dlsym(lib, "__cxa_demangle");
+    }
+}
+
+static char *
+Demangle(
+    const char *name)
+{
+    char *out;
+    int status = -1;
+
+    if (name[0] != '_' || name[1] != 'Z') {
+	return NULL;
+    }
+    pthread_once(&demangleOnce, FindDemangler);
+    if (demangleProc == NULL) {
+	return NULL;
+    }
+    out = demangleProc(name, NULL, NULL, &status);
+    if (status != 0) {
+	free(out);
+	return NULL;
+    }
+    return out;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpTreeBuild --
  *
  *	Builds the call tree of profile p under report options o.
@@ -256,11 +319,14 @@ TpTreeBuild(
 	    uintptr_t start = 0, size = 0;
 
 	    if (m != NULL && TpSymbolLookup(m, look, &sym, &start, &size)) {
+		char *pretty = Demangle(sym);
+
 		snprintf(buf, sizeof(buf), "c|%d|%lx|", l->module,
 			(unsigned long) start);
 		Tcl_DStringAppend(&key, buf, -1);
 		fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, 0,
-			l->module, sym);
+			l->module, pretty ? pretty : sym);
+		free(pretty);
 		t->funcs[fi].addr = m->bias + start;
 	    } else if (m != NULL) {
 		snprintf(buf, sizeof(buf), "%s+0x%lx", m->shortName,

@@ -33,7 +33,7 @@
 #define TP_SKIP_SEARCH	12
 
 static int CursorUnwind(const TpUnwindConfig *cfg, void *ucontext,
-	const TpRing *ring, TpSlot *slot);
+	const TpRing *ring, TpSlot *slot, int known);
 
 /*
  *----------------------------------------------------------------------
@@ -144,7 +144,7 @@ TpUnwindSignal(
 	 * starts from the ucontext itself and does better.
 	 */
 
-	if (CursorUnwind(cfg, ucontext, ring, slot) < 0) {
+	if (CursorUnwind(cfg, ucontext, ring, slot, 0) < 0) {
 	    slot->flags |= TP_SLOT_UNWERR;
 	}
 	return;
@@ -165,7 +165,16 @@ TpUnwindSignal(
 	}
     }
     if (nTramp > 1 && cfg->wantTrampRegs) {
-	if (CursorUnwind(cfg, ucontext, ring, slot) < 0) {
+	/*
+	 * The cursor only has to reach the outermost trampoline: the frames
+	 * beyond it (Tcl_Main, main, libc's start) are already in pc[] from
+	 * the fast trace. Stopping there also spares libunwind its last
+	 * step past _start, where it falls back on heuristics that probe
+	 * memory with system calls.
+	 */
+
+	slot->nPc = (uint16_t) n;
+	if (CursorUnwind(cfg, ucontext, ring, slot, n) < 0) {
 	    slot->flags |= TP_SLOT_UNWERR;
 	}
 	return;
@@ -182,6 +191,11 @@ TpUnwindSignal(
  *	The slow path: steps a libunwind cursor from the signal frame,
  *	recording for each TclNRRunCallbacks frame its stack pointer and the
  *	calibrated register that holds its NRE root.
+ *
+ *	known > 0: pc[0..known) already holds the fast trace and slot->nPc
+ *	is known. The walk then stops after the outermost trampoline of that
+ *	trace, as long as every pc it saw agreed with the trace (if one does
+ *	not, it walks on to the end like an unknown stack).
  *
  * Results:
  *	0, or -1 if libunwind failed before the outermost frame (what was
@@ -201,13 +215,24 @@ CursorUnwind(
     const TpUnwindConfig *cfg,
     void *ucontext,
     const TpRing *ring,
-    TpSlot *slot)
+    TpSlot *slot,
+    int known)
 {
     uintptr_t *pcs = TpSlotPcs(ring, slot);
     TpTramp *tramps = TpSlotTramps(ring, slot);
     unw_cursor_t cursor;
     unw_word_t ip, sp, reg;
-    int n = 0, nTramp = 0, r = 0;
+    int n = 0, nTramp = 0, r = 0, i, stopAfter = -1, agree = 1;
+
+    /*
+     * The outermost trampoline of the fast trace, if known.
+     */
+
+    for (i = 0; i < known; i++) {
+	if (pcs[i] >= cfg->trampLo && pcs[i] < cfg->trampHi) {
+	    stopAfter = i;
+	}
+    }
 
     slot->flags |= TP_SLOT_CURSOR;
     if (unw_init_local2(&cursor, (unw_context_t *) ucontext,
@@ -219,6 +244,9 @@ CursorUnwind(
     do {
 	if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) {
 	    break;
+	}
+	if (n < known && pcs[n] != (uintptr_t) ip) {
+	    agree = 0;
 	}
 	pcs[n] = (uintptr_t) ip;
 	if (ip >= cfg->trampLo && ip < cfg->trampHi && nTramp < TP_MAX_TRAMP) {
@@ -233,6 +261,11 @@ CursorUnwind(
 		tramps[nTramp].root = (uintptr_t) reg;
 	    }
 	    nTramp++;
+	}
+	if (agree && n == stopAfter) {
+	    /* The rest of pc[] is the fast trace's. */
+	    slot->nTramp = (uint16_t) nTramp;
+	    return 0;
 	}
 	n++;
 	r = unw_step(&cursor);

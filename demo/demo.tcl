@@ -1,6 +1,6 @@
 # demo.tcl --
 #
-#	tclprof's demo: seed 000's Figure 6 program (doWork calls doWork2,
+#	tclprof's demo: the Figure 6 program of the paper "Integrated Tcl/C call stacks" (doWork calls doWork2,
 #	which calls the C command tok2column, whose C function asks the Tcl
 #	procs ::MtiFS::IsVHDLLanguage and ::MtiFS::IsVerilogLanguage which
 #	language "Verilog" is), profiled. The report shows Tcl procs and C
@@ -68,7 +68,7 @@ if {$buildDir ni $auto_path} {
 }
 package require tclprof
 
-# The program of seed 000, Figure 6 ...
+# The program of Figure 6 of "Integrated Tcl/C call stacks" ...
 
 proc doWork {howMany} {
     set l [list]

@@ -1,7 +1,7 @@
 /*
  * tok2column.c --
  *
- *	The C half of tclprof's demo: seed 000's Figure 6 and 10 program,
+ *	The C half of tclprof's demo: the program of Figures 6 and 10 of the paper "Integrated Tcl/C call stacks",
  *	rebuilt. The command "tok2column lang col line" tokenizes an HDL
  *	source line and returns the token under column col. Its C function
  *	tclprim_tok2column first asks Tcl procs which language lang names
@@ -83,7 +83,7 @@ AskTcl(
  *
  *	Maps a language name to a LANG* type by asking the Tcl procs
  *	::MtiFS::IsVHDLLanguage and ::MtiFS::IsVerilogLanguage, in that
- *	order (Figure 10 of seed 000).
+ *	order (Figure 10 of that paper).
  *
  * Results:
  *	LANGVHDL, LANGVERILOG or LANGUNKNOWN.

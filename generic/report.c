@@ -1,7 +1,7 @@
 /*
  * report.c --
  *
- *	The call tree as text (seed 000's Figure 8: an indented tree with
+ *	The call tree as text (Figure 8 of the paper "Integrated Tcl/C call stacks": an indented tree with
  *	Under = total and In = self samples and percentages) and as Tcl
  *	values (a list of root nodes, each a dict). Pure functions of the
  *	tree and the options.

@@ -835,7 +835,7 @@ TpReportCallers(
  *
  * TpReportModules --
  *
- *	Samples per shared object (seed 002's view): self is the module of
+ *	Samples per shared object (the per-module view of sampling VM profilers): self is the module of
  *	the sample's innermost C frame, total counts each module once per
  *	sample in which any of its frames appears. Computed on the raw
  *	stacks: libtcl is counted even when its frames are hidden in trees.

@@ -1,7 +1,7 @@
 /*
  * trace.c --
  *
- *	Trace mode: the classic way to know the Tcl stack (seed 000). An
+ *	Trace mode: the classic way to know the Tcl stack (the "Integrated Tcl/C call stacks" paper). An
  *	enter-only Tcl_CreateObjTrace keeps a shadow stack indexed by level;
  *	the handler copies it, cut at the interp's current level (entries
  *	above it belong to commands that have returned). The trace is
@@ -173,7 +173,7 @@ LookupCmd(
  * MethodCmd --
  *
  *	The TraceCmd of a method call "$obj method": named "::Class method"
- *	after the declaring class (seed 000's users read methods, not the
+ *	after the declaring class (users read methods, not the
  *	generated object names ::oo::Obj12).
  *
  * Results:

@@ -13,7 +13,7 @@
  *
  *	C functions that implement a Tcl command (their address is some
  *	command's objProc) are preceded by a frame naming the command, as in
- *	seed 000's Figure 9 ("tok2column ; tclprim_tok2column"), unless the
+ *	Figure 9 of the paper "Integrated Tcl/C call stacks" ("tok2column ; tclprim_tok2column"), unless the
  *	Tcl stack already put that command there.
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.

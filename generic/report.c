@@ -18,6 +18,50 @@ static const char *const typeNames[] = {
 };
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * TpFuncDictPut --
+ *
+ *	Puts what every dict report says of a function into d: name, kind,
+ *	type, self, total and, where known, file, line and module.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Modifies d (unshared).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpFuncDictPut(
+    Tcl_Obj *d,
+    const TpProfile *p,
+    const TpFunc *f,
+    uint64_t self,
+    uint64_t total)
+{
+#define PUT(k, val) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (val))
+    PUT("name", Tcl_NewStringObj(f->name, -1));
+    PUT("kind", Tcl_NewStringObj(TpKindName(f->kind), -1));
+    PUT("type", Tcl_NewStringObj(f->kind == TP_KIND_TCL
+	    || f->type == TP_TCL_PSEUDO ? typeNames[f->type] : "function", -1));
+    PUT("self", Tcl_NewWideIntObj((Tcl_WideInt) self));
+    PUT("total", Tcl_NewWideIntObj((Tcl_WideInt) total));
+    if (f->file != NULL) {
+	PUT("file", Tcl_NewStringObj(f->file, -1));
+    }
+    if (f->line > 0) {
+	PUT("line", Tcl_NewIntObj(f->line));
+    }
+    if (f->module >= 0) {
+	PUT("module", Tcl_NewStringObj(p->modules.mods[f->module].shortName, -1));
+    }
+#undef PUT
+}
+
+/*
  * Children sorted by total, largest first (ties by name), so reports are
  * stable from run to run.
  */
@@ -240,21 +284,7 @@ DictNode(
     int count, i;
 
 #define PUT(k, val) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (val))
-    PUT("name", Tcl_NewStringObj(f->name, -1));
-    PUT("kind", Tcl_NewStringObj(TpKindName(f->kind), -1));
-    PUT("type", Tcl_NewStringObj(f->kind == TP_KIND_TCL
-	    || f->type == TP_TCL_PSEUDO ? typeNames[f->type] : "function", -1));
-    PUT("self", Tcl_NewWideIntObj((Tcl_WideInt) n->self));
-    PUT("total", Tcl_NewWideIntObj((Tcl_WideInt) n->total));
-    if (f->file != NULL) {
-	PUT("file", Tcl_NewStringObj(f->file, -1));
-    }
-    if (f->line > 0) {
-	PUT("line", Tcl_NewIntObj(f->line));
-    }
-    if (f->module >= 0) {
-	PUT("module", Tcl_NewStringObj(p->modules.mods[f->module].shortName, -1));
-    }
+    TpFuncDictPut(d, p, f, n->self, n->total);
     if (f->kind == TP_KIND_TCL && calls->numEntries > 0) {
 	Tcl_HashEntry *h = NULL;
 	Tcl_DString key;

@@ -455,10 +455,6 @@ AppendName(
     Tcl_DStringAppend(ds, run, (int) (s - run));
 }
 
-static const char *const typeNames[] = {
-    "proc", "cmd", "method", "lambda", "coroutine", "eval", "pseudo", NULL
-};
-
 static Tcl_Obj *
 FuncDict(
     const TpProfile *p,
@@ -471,23 +467,9 @@ FuncDict(
     double a = all ? (double) all : 1.0;
 
 #define PUT(k, val) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (val))
-    PUT("name", Tcl_NewStringObj(f->name, -1));
-    PUT("kind", Tcl_NewStringObj(TpKindName(f->kind), -1));
-    PUT("type", Tcl_NewStringObj(f->kind == TP_KIND_TCL
-	    || f->type == TP_TCL_PSEUDO ? typeNames[f->type] : "function", -1));
-    PUT("self", Tcl_NewWideIntObj((Tcl_WideInt) self));
-    PUT("total", Tcl_NewWideIntObj((Tcl_WideInt) total));
+    TpFuncDictPut(d, p, f, self, total);
     PUT("selfPct", Tcl_NewDoubleObj(100.0 * (double) self / a));
     PUT("totalPct", Tcl_NewDoubleObj(100.0 * (double) total / a));
-    if (f->file != NULL) {
-	PUT("file", Tcl_NewStringObj(f->file, -1));
-    }
-    if (f->line > 0) {
-	PUT("line", Tcl_NewIntObj(f->line));
-    }
-    if (f->module >= 0) {
-	PUT("module", Tcl_NewStringObj(p->modules.mods[f->module].shortName, -1));
-    }
 #undef PUT
     return d;
 }

@@ -626,6 +626,8 @@ MODULE_SCOPE uint32_t	TpTreeStackFuncs(const TpTree *t, const TpProfile *p,
 			    uint32_t *out);
 MODULE_SCOPE int	TpReportText(Tcl_Interp *interp, TpProfile *p, TpTree *t,
 			    const TpReportOptions *o);
+MODULE_SCOPE void	TpFuncDictPut(Tcl_Obj *d, const TpProfile *p,
+			    const TpFunc *f, uint64_t self, uint64_t total);
 MODULE_SCOPE int	TpReportCalls(Tcl_Interp *interp, TpProfile *p, int edges);
 MODULE_SCOPE int	TpReportDict(Tcl_Interp *interp, TpProfile *p, TpTree *t,
 			    const TpReportOptions *o);

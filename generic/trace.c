@@ -93,6 +93,8 @@ static TraceCmd *MethodCmd(TpTraceState *ts, Tcl_Interp *interp,
 static TraceCmd *NamedCmd(TpTraceState *ts, const char *name, int len,
 	int type);
 static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Obj *lambdaObj);
+static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
+	int type);
 static Tcl_ObjCmdProc CalibrateCmd;
 
 /*
@@ -126,7 +128,7 @@ LookupCmd(
     TraceCmd *tc;
     Tcl_Obj *full;
     const char *s;
-    int len;
+    int len, type;
 
     Tcl_GetCommandInfoFromToken(token, &info);
     if (!isNew) {
@@ -135,34 +137,23 @@ LookupCmd(
 	    return tc;
 	}
     }
-    tc = calloc(1, sizeof(TraceCmd));
-    if (tc == NULL) {
-	Tcl_Panic("tclprof: out of memory");
-    }
     full = Tcl_NewObj();
     Tcl_IncrRefCount(full);
     Tcl_GetCommandFullName(interp, token, full);
     s = Tcl_GetStringFromObj(full, &len);
-    tc->type = info.objProc == ts->procObjProc ? TP_TCL_PROC : TP_TCL_CMD;
-    if (tc->type == TP_TCL_CMD && len > 2 && s[0] == ':' && s[1] == ':'
+    type = info.objProc == ts->procObjProc ? TP_TCL_PROC : TP_TCL_CMD;
+    if (type == TP_TCL_CMD && len > 2 && s[0] == ':' && s[1] == ':'
 	    && strstr(s + 2, "::") == NULL) {
 	s += 2;
 	len -= 2;
     }
-    tc->name = malloc((size_t) len + 1);
-    if (tc->name == NULL) {
-	Tcl_Panic("tclprof: out of memory");
-    }
-    memcpy(tc->name, s, (size_t) len + 1);
-    tc->nameLen = len;
+    tc = NewTraceCmd(ts, s, len, type);
     Tcl_DecrRefCount(full);
     tc->tailPtr = tail;
     tc->nsPtr = info.namespacePtr;
     tc->isObject = info.objProc != NULL && (info.objProc == ts->objObjProc
 	    || info.objProc == ts->myObjProc);
     tc->isApply = info.objProc != NULL && info.objProc == ts->applyObjProc;
-    tc->nextAll = ts->all;
-    ts->all = tc;
     Tcl_SetHashValue(h, tc);
     return tc;
 }
@@ -287,21 +278,46 @@ NamedCmd(
     if (!isNew) {
 	return Tcl_GetHashValue(h);
     }
-    tc = calloc(1, sizeof(TraceCmd));
-    if (tc == NULL) {
-	Tcl_Panic("tclprof: out of memory");
-    }
-    tc->nameLen = len;
-    tc->name = malloc((size_t) len + 1);
-    if (tc->name == NULL) {
+    tc = NewTraceCmd(ts, name, len, type);
+    Tcl_SetHashValue(h, tc);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * NewTraceCmd --
+ *
+ *	Allocates a TraceCmd named by len bytes of name, on the list of all
+ *	(freed by TpTraceStop; the handler may copy its name until then).
+ *
+ * Results:
+ *	The TraceCmd.
+ *
+ * Side effects:
+ *	Allocates.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+NewTraceCmd(
+    TpTraceState *ts,
+    const char *name,
+    int len,
+    int type)
+{
+    TraceCmd *tc = calloc(1, sizeof(TraceCmd));
+
+    if (tc == NULL || (tc->name = malloc((size_t) len + 1)) == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     memcpy(tc->name, name, (size_t) len);
     tc->name[len] = '\0';
+    tc->nameLen = len;
     tc->type = type;
     tc->nextAll = ts->all;
     ts->all = tc;
-    Tcl_SetHashValue(h, tc);
     return tc;
 }
 

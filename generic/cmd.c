@@ -167,10 +167,13 @@ StartCmd(
 {
     static const char *const options[] = {
 	"-buffer", "-clock", "-duration", "-interval", "-maxdepth", "-mode",
-	"-progress", NULL
+	"-progress", "-unwind", NULL
     };
     enum { OPT_BUFFER, OPT_CLOCK, OPT_DURATION, OPT_INTERVAL, OPT_MAXDEPTH,
-	OPT_MODE, OPT_PROGRESS };
+	OPT_MODE, OPT_PROGRESS, OPT_UNWIND };
+    static const char *const unwinders[] = {
+	"tables", "libunwind", "check", NULL
+    };
     double seconds;
     static const char *const clocks[] = {"wall", "cpu", NULL};
     static const char *const modes[] = {"none", "frames", "trace", NULL};
@@ -243,6 +246,13 @@ StartCmd(
 	    }
 	    o.mode = (TpMode) value;
 	    o.modeGiven = 1;
+	    break;
+	case OPT_UNWIND:
+	    if (GetIndex(interp, objv[i + 1], unwinders, "unwinder", "VALUE",
+		    "UNWIND", &value) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    o.unwinder = (TpUnwinder) value;
 	    break;
 	}
     }

@@ -162,6 +162,12 @@ TpMergeSlot(
     if (slot->flags & TP_SLOT_UNWERR) {
 	p->unwindErrors++;
     }
+    if (slot->flags & TP_SLOT_FALLBACK) {
+	p->unwindFallback++;
+    }
+    if (slot->flags & TP_SLOT_UNWCHECK) {
+	p->unwindCheckMismatch++;
+    }
     p->handlerNsSum += slot->handlerNs;
     if (slot->handlerNs > p->handlerNsMax) {
 	p->handlerNsMax = slot->handlerNs;

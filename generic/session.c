@@ -67,6 +67,9 @@ static struct {
 
 static const char *const modeNames[] = {"none", "frames", "trace", NULL};
 static const char *const clockNames[] = {"wall", "cpu", NULL};
+static const char *const unwinderNames[] = {
+    "tables", "libunwind", "check", NULL
+};
 
 static void	DrainLocked(TpSession *s);
 static int	ForkAsyncProc(ClientData cd, Tcl_Interp *interp, int code);
@@ -103,6 +106,7 @@ TpOptionsDefault(
     o->modeGiven = 0;
     o->durationNs = 0;
     o->progress = 0;
+    o->unwinder = TP_UNWIND_TABLES;
 }
 
 /*
@@ -362,6 +366,11 @@ TpSessionStart(
     s->unwind.trampHi = tpProcess.trampHi;
     s->unwind.rootReg = s->rootReg;
     s->unwind.wantTrampRegs = mode != TP_MODE_NONE;
+    s->unwind.unwinder = o->unwinder;
+    s->unwind.stackHi = TpCfiStackTop();
+    if (o->unwinder != TP_UNWIND_LIBUNWIND) {
+	TpCfiPrepare(1);
+    }
     s->trace = NULL;
     if (mode == TP_MODE_TRACE) {
 	s->trace = TpTraceStart(interp, tpProcess.trampLo, tpProcess.trampHi);
@@ -601,6 +610,7 @@ void
 TpSessionDrain(
     TpSession *s)
 {
+    TpCfiPrepare(0);	/* Rows for modules the handler asked for. */
     pthread_mutex_lock(&s->lock);
     DrainLocked(s);
     pthread_mutex_unlock(&s->lock);
@@ -708,6 +718,7 @@ TpSessionStatus(
     Tcl_Obj *d = Tcl_NewDictObj();
     TpProfile *p;
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
+    uint64_t fallback = 0, checkMism = 0;
     uint64_t hMax = 0, dropped, elapsed;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
@@ -718,6 +729,8 @@ TpSessionStatus(
 	samples = p->samples;
 	truncated = p->truncated;
 	unwErr = p->unwindErrors;
+	fallback = p->unwindFallback;
+	checkMism = p->unwindCheckMismatch;
 	mism = p->mergeMismatch;
 	hSum = p->handlerNsSum;
 	hMax = p->handlerNsMax;
@@ -738,6 +751,12 @@ TpSessionStatus(
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
     PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
     PUT("unwindErrors", Tcl_NewWideIntObj((Tcl_WideInt) unwErr));
+    PUT("unwinder", Tcl_NewStringObj(unwinderNames[s->opts.unwinder], -1));
+    PUT("unwindFallback", Tcl_NewWideIntObj((Tcl_WideInt) fallback));
+    if (s->opts.unwinder == TP_UNWIND_CHECK) {
+	PUT("unwindCheckMismatches",
+		Tcl_NewWideIntObj((Tcl_WideInt) checkMism));
+    }
     PUT("mergeMismatches", Tcl_NewWideIntObj((Tcl_WideInt) mism));
     PUT("handlerNsMax", Tcl_NewWideIntObj((Tcl_WideInt) hMax));
     PUT("handlerNsMean", Tcl_NewWideIntObj((Tcl_WideInt)

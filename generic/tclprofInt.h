@@ -100,6 +100,10 @@ typedef enum {
 #define TP_SLOT_TCLERR		0x08	/* Tcl walk hit an invalid pointer. */
 #define TP_SLOT_NOTCL		0x10	/* No Tcl stack was captured. */
 #define TP_SLOT_CURSOR		0x20	/* The slow (cursor) unwind was used. */
+#define TP_SLOT_FALLBACK	0x40	/* The CFI tables could not unwind this
+					 * stack: libunwind did. */
+#define TP_SLOT_UNWCHECK	0x80	/* -unwind check: the tables and
+					 * libunwind disagreed. */
 
 /*
  * One Tcl frame as the handler copies it. The name bytes live in the
@@ -285,15 +289,30 @@ MODULE_SCOPE void	TpSymbolSetArchive(const char *soName, const char *archivePath
  * ----------------------------------------------------------------------
  */
 
+typedef enum TpUnwinder {
+    TP_UNWIND_TABLES = 0,	/* cfi.c's tables, libunwind where they fail. */
+    TP_UNWIND_LIBUNWIND = 1,	/* libunwind only. */
+    TP_UNWIND_CHECK = 2		/* Both, compared (tests; slow). */
+} TpUnwinder;
+
 typedef struct TpUnwindConfig {
     uintptr_t trampLo, trampHi;	/* [start, end) of TclNRRunCallbacks. */
     int rootReg;		/* libunwind register number holding the NRE
 				 * root in trampoline frames, or -1. */
     int wantTrampRegs;		/* Mode needs SP/root of every trampoline. */
+    TpUnwinder unwinder;
+    uintptr_t stackHi;		/* Top of the sampled thread's stack. */
 } TpUnwindConfig;
 
 MODULE_SCOPE int	TpUnwindInit(void);
 MODULE_SCOPE void	TpUnwindWarm(void);
+
+/* cfi.c: the handler's own unwinder, from compiled .eh_frame tables. */
+MODULE_SCOPE void	TpCfiPrepare(int all);
+MODULE_SCOPE int	TpCfiUnwind(const TpUnwindConfig *cfg, void *ucontext,
+			    const TpRing *ring, TpSlot *slot);
+MODULE_SCOPE uintptr_t	TpCfiStackTop(void);
+MODULE_SCOPE void	TpCfiAtFork(int prepare);
 MODULE_SCOPE void	TpUnwindSignal(const TpUnwindConfig *cfg, void *ucontext,
 			    const TpRing *ring, TpSlot *slot);
 
@@ -425,6 +444,9 @@ struct TpProfile {
     uint64_t samples;		/* Samples aggregated. */
     uint64_t truncated;		/* ... flagged truncated. */
     uint64_t unwindErrors;
+    uint64_t unwindFallback;	/* Samples unwound by libunwind because the
+				 * CFI tables could not. */
+    uint64_t unwindCheckMismatch;	/* -unwind check disagreements. */
     uint64_t mergeMismatch;
     uint64_t handlerNsSum;
     uint64_t handlerNsMax;
@@ -477,6 +499,7 @@ typedef struct TpOptions {
 				 * (0: until profiler stop). */
     int progress;		/* Print a progress line on stderr once a
 				 * second when stderr is a terminal. */
+    TpUnwinder unwinder;	/* -unwind */
 } TpOptions;
 
 typedef struct TpSession TpSession;

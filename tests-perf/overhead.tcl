@@ -8,13 +8,13 @@
 #	reported. Never a pass/fail test: these machines are noisy.
 #
 #	Usage: tclsh overhead.tcl ?-rounds n? ?-ms per-measure? ?-interval us?
-#		?-clock wall|cpu?
+#		?-clock wall|cpu? ?-unwind tables|libunwind?
 #
 # Copyright (c) 2026 The tclprof authors. See the file LICENSE.
 
 package require tclprof
 
-array set opt {-rounds 7 -ms 400 -interval 1000 -clock wall}
+array set opt {-rounds 7 -ms 400 -interval 1000 -clock wall -unwind tables}
 array set opt $argv
 
 # A proc-call-heavy workload (every call is a proc call: the worst case
@@ -52,7 +52,8 @@ set workloads {
 proc measure {mode script} {
     global opt
     if {$mode ne "bare"} {
-	profiler start -mode $mode -interval $opt(-interval) -clock $opt(-clock)
+	profiler start -mode $mode -interval $opt(-interval) -clock $opt(-clock) \
+		-unwind $opt(-unwind)
     }
     set us [lindex [::tcl::unsupported::timerate $script $opt(-ms)] 0]
     if {$mode ne "bare"} {
@@ -73,7 +74,7 @@ proc median {values} {
 
 puts "tclprof [package require tclprof] overhead, Tcl [info patchlevel],\
 	$opt(-rounds) rounds of $opt(-ms) ms, sampling every $opt(-interval) us\
-	of $opt(-clock) time"
+	of $opt(-clock) time, unwinder $opt(-unwind)"
 puts [format "%-8s %12s %14s %14s %10s %10s" workload "bare us/it" \
 	"frames us/it" "trace us/it" frames/bare trace/bare]
 foreach {name script} $workloads {

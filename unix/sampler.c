@@ -338,11 +338,13 @@ ForkPrepare(void)
     sigaddset(&set, SIGPROF);
     pthread_sigmask(SIG_BLOCK, &set, &forkState.savedMask);
     TpSessionForkPrepare();	/* No drain in progress while copying. */
+    TpCfiAtFork(1);		/* Nor a compilation of unwind rows. */
 }
 
 static void
 ForkParent(void)
 {
+    TpCfiAtFork(0);
     TpSessionForkParent();
     pthread_sigmask(SIG_SETMASK, &forkState.savedMask, NULL);
     TpSamplerPause(0);
@@ -357,6 +359,7 @@ ForkChild(void)
      * which TpSessionForkChild arranges when the profiled thread forked.
      */
 
+    TpCfiAtFork(0);
     TpSessionForkChild();
     pthread_sigmask(SIG_SETMASK, &forkState.savedMask, NULL);
     TpSamplerPause(0);

@@ -3,11 +3,19 @@
  *
  *	The C half of a sample: libunwind called from the SIGPROF handler.
  *
+ *	The handler first tries tclprof's own table-driven unwinder (cfi.c),
+ *	which gives every frame's pc, and the stack pointer and root
+ *	register of each TclNRRunCallbacks frame, in about 1 us. Where its
+ *	tables have no usable row (code without unwind information, signal
+ *	frames, stack realignment) the sample is unwound by libunwind:
+ *
  *	Two paths (DESIGN.md): unw_backtrace gives instruction pointers only,
- *	for about 0.5 us per 40 frames; the cursor (unw_step) also gives each
- *	frame's registers but costs about 17 us. Registers are needed only to
- *	split the Tcl stack between several TclNRRunCallbacks frames, so the
- *	cursor runs only when the cheap trace found more than one of them.
+ *	for about 0.5 us per 40 frames when its per-address cache is warm
+ *	(3-5 us when the interrupted address is new to it, which is most
+ *	samples); the cursor (unw_step) also gives each frame's registers but
+ *	costs about 0.45 us per frame. Registers are needed only to split the
+ *	Tcl stack between several TclNRRunCallbacks frames, so the cursor
+ *	runs only when the cheap trace found more than one of them.
  *
  *	libunwind is set to per-thread caching so that the handler never
  *	waits for a lock another thread holds, and it is warmed up on the
@@ -32,8 +40,12 @@
 
 #define TP_SKIP_SEARCH	12
 
+static void CheckUnwind(const TpUnwindConfig *cfg, void *ucontext,
+	const TpRing *ring, TpSlot *slot);
 static int CursorUnwind(const TpUnwindConfig *cfg, void *ucontext,
 	const TpRing *ring, TpSlot *slot, int known);
+static void LibunwindUnwind(const TpUnwindConfig *cfg, void *ucontext,
+	const TpRing *ring, TpSlot *slot);
 
 /*
  *----------------------------------------------------------------------
@@ -119,6 +131,114 @@ TpUnwindWarm(void)
 
 void
 TpUnwindSignal(
+    const TpUnwindConfig *cfg,
+    void *ucontext,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    if (cfg->unwinder == TP_UNWIND_CHECK) {
+	CheckUnwind(cfg, ucontext, ring, slot);
+	return;
+    }
+    if (cfg->unwinder == TP_UNWIND_TABLES
+	    && TpCfiUnwind(cfg, ucontext, ring, slot) == 0) {
+	return;
+    }
+    if (cfg->unwinder == TP_UNWIND_TABLES) {
+	slot->flags = (uint16_t) ((slot->flags & ~TP_SLOT_CTRUNC)
+		| TP_SLOT_FALLBACK);
+	slot->nPc = slot->nTramp = 0;
+    }
+    LibunwindUnwind(cfg, ucontext, ring, slot);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CheckUnwind --
+ *
+ *	-unwind check: unwinds with the tables and with libunwind's cursor
+ *	and compares every pc, and the stack pointer and root register of
+ *	every trampoline. The slot keeps libunwind's result. For tests: it
+ *	costs what both unwinders cost.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	As TpUnwindSignal; sets TP_SLOT_FALLBACK if the tables gave up and
+ *	TP_SLOT_UNWCHECK if they finished with another answer.
+ *
+ * Signal safety:
+ *	Handler only; the copy lives on the handler's stack, bounded by
+ *	TP_MAX_DEPTH.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CheckUnwind(
+    const TpUnwindConfig *cfg,
+    void *ucontext,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    uintptr_t pcs[TP_MAX_DEPTH];
+    TpTramp tramps[TP_MAX_TRAMP];
+    uintptr_t *slotPcs = TpSlotPcs(ring, slot);
+    TpTramp *slotTramps = TpSlotTramps(ring, slot);
+    int ok, nPc, nTramp, i, same;
+
+    ok = TpCfiUnwind(cfg, ucontext, ring, slot) == 0;
+    nPc = slot->nPc;
+    nTramp = slot->nTramp;
+    if (ok) {
+	memcpy(pcs, slotPcs, sizeof(uintptr_t) * (size_t) nPc);
+	memcpy(tramps, slotTramps, sizeof(TpTramp) * (size_t) nTramp);
+    }
+    slot->nPc = slot->nTramp = 0;
+    slot->flags &= (uint16_t) ~TP_SLOT_CTRUNC;
+    if (CursorUnwind(cfg, ucontext, ring, slot, 0) < 0) {
+	slot->flags |= TP_SLOT_UNWERR;
+    }
+    if (!ok) {
+	slot->flags |= TP_SLOT_FALLBACK;
+	return;
+    }
+    same = nPc == slot->nPc && nTramp == slot->nTramp
+	    && memcmp(pcs, slotPcs, sizeof(uintptr_t) * (size_t) nPc) == 0;
+    for (i = 0; same && i < nTramp; i++) {
+	same = tramps[i].index == slotTramps[i].index
+		&& tramps[i].sp == slotTramps[i].sp
+		&& (cfg->rootReg < 0 || tramps[i].root == slotTramps[i].root);
+    }
+    if (!same) {
+	slot->flags |= TP_SLOT_UNWCHECK;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * LibunwindUnwind --
+ *
+ *	libunwind's two paths: the fast trace, and the cursor when the
+ *	trace found two or more trampolines (or could not start).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	As TpUnwindSignal.
+ *
+ * Signal safety:
+ *	Handler only.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+LibunwindUnwind(
     const TpUnwindConfig *cfg,
     void *ucontext,
     const TpRing *ring,

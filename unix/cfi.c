@@ -1,0 +1,1392 @@
+/*
+ * cfi.c --
+ *
+ *	tclprof's own unwinder for the signal handler, driven by tables
+ *	compiled ahead of time from each module's DWARF call frame
+ *	information (.eh_frame).
+ *
+ *	Why not libunwind in the handler: libunwind's fast trace
+ *	(unw_backtrace) keys its cache by instruction address, and the
+ *	interrupted address of a sample is nearly always one it has not seen;
+ *	each miss makes it parse the FDE through dl_iterate_phdr, 3-5 us per
+ *	sample on our VMs, and its cursor (needed for the stack pointer and
+ *	root register of each TclNRRunCallbacks frame) costs about 0.45 us per
+ *	frame. Both were most of the handler's time, and the handler's time
+ *	was most of frames mode's overhead beyond the signal itself.
+ *
+ * The data model.
+ *
+ *	A module is one loaded ELF object (dl_iterate_phdr): its load bias,
+ *	the address range of its executable segments, and, once compiled,
+ *	its rows. A row covers the addresses from its start to the next
+ *	row's start and says how to get from a frame at those addresses to
+ *	its caller: the CFA (the caller's stack pointer) is rsp or rbp plus
+ *	an offset; the return address and the callee-saved registers rbx,
+ *	rbp, r12-r15 the function saved are at fixed offsets from the CFA.
+ *	That is what the CFA programs of x86-64 code say in practice; a row
+ *	whose program says anything else (an expression, a register held in
+ *	another register, a signal frame) is BAD, and a sample that needs it
+ *	is unwound by libunwind instead. Rows are sorted; looking one up is a
+ *	binary search, about 50 ns per frame.
+ *
+ *	Modules are found and compiled outside the handler: at profiler
+ *	start on the profiled thread (every module, so that the first samples
+ *	are fast), and afterwards by the sampler thread's drain when the
+ *	handler met an address in no module (a library loaded since) or a
+ *	module without rows. The handler only reads: a module becomes visible
+ *	to it by an atomic increment of the module count after the entry is
+ *	written, and its rows by an atomic store of its state after they are
+ *	written. Nothing is freed while the process runs: a module that was
+ *	unloaded is marked dead and skipped; its rows stay (a few hundred KB
+ *	at most per module).
+ *
+ *	The handler checks every address it reads against the sampled
+ *	thread's stack, [interrupted sp, stack top): wrong rows can give a
+ *	wrong trace, never a crash.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+/*
+ * DWARF register numbers on x86-64 (the psABI's table; libunwind's
+ * UNW_X86_64_* numbers are the same).
+ */
+
+#define DW_RBX		3
+#define DW_RBP		6
+#define DW_RSP		7
+#define DW_R12		12
+#define DW_R15		15
+#define DW_RA		16
+
+/*
+ * The callee-saved registers tracked across frames, in this order.
+ */
+
+#define TP_CFI_NSAVED	6
+static const int savedDwarf[TP_CFI_NSAVED] = { DW_RBX, DW_RBP, 12, 13, 14, 15 };
+
+/*
+ * Row kinds.
+ */
+
+enum {
+    ROW_NONE = 0,		/* No unwind information here. */
+    ROW_RSP,			/* CFA = rsp + cfaOff. */
+    ROW_RBP,			/* CFA = rbp + cfaOff. */
+    ROW_END,			/* Return address undefined: outermost frame. */
+    ROW_BAD,			/* A rule this unwinder does not follow. */
+    ROW_PLT10,			/* A lazy-binding PLT entry: CFA = rsp + 8,
+				 * plus 8 once (rip & 15) >= 10 ... */
+    ROW_PLT11			/* ... or >= 11 (see PltExpression). */
+};
+
+typedef struct TpCfiRow {
+    uint32_t start;		/* First address, as an offset from the
+				 * module's load bias. */
+    int32_t cfaOff;		/* Bytes added to rsp or rbp. */
+    uint8_t kind;		/* ROW_* */
+    int8_t raSlot;		/* Return address at CFA + 8 * raSlot. */
+    int8_t saved[TP_CFI_NSAVED];/* Register i at CFA + 8 * saved[i], or 0 if
+				 * this function has not saved it. */
+} TpCfiRow;
+
+/*
+ * Module states (TpCfiModule.state, written with release, read with
+ * acquire by the handler).
+ */
+
+enum {
+    MOD_NEW = 0,		/* Registered; rows not compiled yet. */
+    MOD_READY,			/* rows/nRows valid. */
+    MOD_NOCFI,			/* No .eh_frame, or it could not be read. */
+    MOD_DEAD			/* Unloaded since it was registered. */
+};
+
+typedef struct TpCfiModule {
+    uintptr_t bias;		/* dlpi_addr. */
+    uintptr_t lo, hi;		/* [lo, hi): its executable segments. */
+    uintptr_t ehHdr;		/* Address of .eh_frame_hdr, or 0. */
+    uintptr_t segLo, segEnd;	/* The segment holding .eh_frame_hdr and
+				 * .eh_frame: every read stays inside. */
+    const TpCfiRow *rows;	/* Sorted by start, last row ROW_NONE. */
+    uint32_t nRows;
+    const uint32_t *block;	/* block[b]: the row covering the first
+				 * address of the b-th TP_CFI_BLOCK bytes
+				 * from lo, so that a lookup touches one or
+				 * two cache lines of rows instead of a
+				 * binary search's dozen or more (the
+				 * handler runs with cold caches). */
+    uint32_t nBlocks;
+    int state;			/* MOD_*; see above. */
+    int wanted;			/* Set by the handler: a sample needed the
+				 * rows of this MOD_NEW module. */
+    int seen;			/* Scratch for the rescan. */
+} TpCfiModule;
+
+#define TP_CFI_MAXMOD	1024
+#define TP_CFI_BLOCK_SHIFT 8	/* 256-byte blocks: ~6 rows each in libtcl. */
+
+/*
+ * The process's modules. The entries and their count are written only by
+ * the thread holding `lock` (profiler start, the drain); the handler reads
+ * nModules (acquire), then entries below it, and writes only the two
+ * request flags.
+ */
+
+static struct {
+    pthread_mutex_t lock;	/* Guards every write except the flags. */
+    int nModules;		/* Published with release. */
+    TpCfiModule modules[TP_CFI_MAXMOD];
+    int rescan;			/* Set by the handler: an address in no
+				 * module. */
+    int build;			/* Set by the handler: some module wanted. */
+    unsigned long long subs;	/* dlpi_subs at the last scan. */
+} cfi = { PTHREAD_MUTEX_INITIALIZER, 0, {{0}}, 0, 0, 0 };
+
+/*
+ * Compiling the CFA programs.
+ */
+
+typedef struct RegState {
+    int cfaReg;			/* DWARF register, -1 if by expression,
+				 * CFA_PLT10/11 for the PLT's expression. */
+    int64_t cfaOff;
+    int raRule;			/* 0 undefined, 1 offset, 2 unsupported. */
+    int64_t raOff;
+    int rule[TP_CFI_NSAVED];	/* 0 same value, 1 offset, 2 unsupported. */
+    int64_t off[TP_CFI_NSAVED];
+} RegState;
+
+typedef struct Cie {
+    uint64_t codeAlign;
+    int64_t dataAlign;
+    int raReg;
+    int fdeEnc;			/* DW_EH_PE_* of the FDEs' addresses. */
+    int hasAug;			/* 'z': FDEs have augmentation data. */
+    int signal;			/* 'S': a signal frame. */
+    const uint8_t *insns, *end;	/* Initial instructions. */
+} Cie;
+
+typedef struct RowBuf {
+    TpCfiRow *rows;
+    size_t n, size;
+    int failed;			/* Out of memory. */
+} RowBuf;
+
+typedef struct Reader {
+    const uint8_t *p, *end;
+    int bad;			/* Read past end, or bad encoding. */
+} Reader;
+
+#define TP_CFI_STATES	16	/* DW_CFA_remember_state depth. */
+#define CFA_PLT10	-10
+#define CFA_PLT11	-11
+
+/*
+ * The one CFA expression worth following: the PLT's. Its entries push
+ * once before jumping, so the CFA is rsp + 8, or rsp + 16 from the push
+ * (offset 10 or 11 of each 16-byte entry, depending on the linker's
+ * layout) on. GNU ld writes it as: DW_OP_breg7 (rsp) 8; DW_OP_breg16
+ * (rip) 0; DW_OP_lit15; DW_OP_and; DW_OP_lit11 (or lit10); DW_OP_ge;
+ * DW_OP_lit3; DW_OP_shl; DW_OP_plus.
+ */
+
+static const uint8_t pltExpr[] = {
+    0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x00, 0x2a, 0x33, 0x24, 0x22
+};
+#define PLT_LIT_AT	6
+
+static void	AddRow(RowBuf *rb, uintptr_t bias, uintptr_t addr,
+		    const RegState *rs, int signal);
+static int	Compile(TpCfiModule *m);
+static int	ParseCie(const uint8_t *cie, const uint8_t *limit, Cie *c);
+static int	RunProgram(RowBuf *rb, uintptr_t bias, const Cie *c,
+		    const uint8_t *p, const uint8_t *end, uintptr_t loc,
+		    uintptr_t locEnd, RegState *rs, const RegState *init);
+static int	ScanCallback(struct dl_phdr_info *info, size_t size,
+		    void *data);
+static void	ScanLocked(void);
+static int	SavedIndex(uint64_t reg);
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Reader helpers: U8, Uleb, Sleb, Fixed, Encoded --
+ *
+ *	Bounded readers of .eh_frame data (outside the handler only). Any
+ *	read past the end sets r->bad and returns 0.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint64_t
+U8(
+    Reader *r)
+{
+    if (r->p >= r->end) {
+	r->bad = 1;
+	return 0;
+    }
+    return *r->p++;
+}
+
+static uint64_t
+Uleb(
+    Reader *r)
+{
+    uint64_t v = 0, b;
+    int shift = 0;
+
+    do {
+	b = U8(r);
+	if (shift < 64) {
+	    v |= (b & 0x7f) << shift;
+	}
+	shift += 7;
+    } while ((b & 0x80) && !r->bad);
+    return v;
+}
+
+static int64_t
+Sleb(
+    Reader *r)
+{
+    uint64_t v = 0, b;
+    int shift = 0;
+
+    do {
+	b = U8(r);
+	if (shift < 64) {
+	    v |= (b & 0x7f) << shift;
+	}
+	shift += 7;
+    } while ((b & 0x80) && !r->bad);
+    if (shift < 64 && (b & 0x40)) {
+	v |= ~(uint64_t) 0 << shift;
+    }
+    return (int64_t) v;
+}
+
+static uint64_t
+Fixed(
+    Reader *r,
+    int size)
+{
+    uint64_t v = 0;
+
+    if (r->end - r->p < size) {
+	r->bad = 1;
+	return 0;
+    }
+    memcpy(&v, r->p, (size_t) size);	/* Little-endian only. */
+    r->p += size;
+    return v;
+}
+
+/*
+ * Pointer encodings (LSB's DW_EH_PE_*).
+ */
+
+#define PE_OMIT		0xff
+#define PE_FORMAT	0x0f
+#define PE_APPL		0x70
+#define PE_INDIRECT	0x80
+#define PE_PCREL	0x10
+#define PE_DATAREL	0x30
+
+static uint64_t
+Encoded(
+    Reader *r,
+    int enc,
+    uintptr_t dataBase)
+{
+    uintptr_t here = (uintptr_t) r->p;
+    uint64_t v;
+
+    if (enc == PE_OMIT) {
+	return 0;
+    }
+    switch (enc & PE_FORMAT) {
+    case 0x00: v = Fixed(r, 8); break;				/* absptr */
+    case 0x01: v = Uleb(r); break;				/* uleb128 */
+    case 0x02: v = Fixed(r, 2); break;				/* udata2 */
+    case 0x03: v = Fixed(r, 4); break;				/* udata4 */
+    case 0x04: v = Fixed(r, 8); break;				/* udata8 */
+    case 0x09: v = (uint64_t) Sleb(r); break;			/* sleb128 */
+    case 0x0a: v = (uint64_t) (int64_t) (int16_t) Fixed(r, 2); break;
+    case 0x0b: v = (uint64_t) (int64_t) (int32_t) Fixed(r, 4); break;
+    case 0x0c: v = Fixed(r, 8); break;				/* sdata8 */
+    default:
+	r->bad = 1;
+	return 0;
+    }
+    switch (enc & PE_APPL) {
+    case 0:
+	break;
+    case PE_PCREL:
+	v += here;
+	break;
+    case PE_DATAREL:
+	v += dataBase;
+	break;
+    default:
+	r->bad = 1;	/* textrel, funcrel, aligned: not used on Linux. */
+	return 0;
+    }
+    if (enc & PE_INDIRECT) {
+	r->bad = 1;	/* Only personality routines use it; skipped. */
+	return 0;
+    }
+    return v;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SavedIndex --
+ *
+ *	The index of a DWARF register among the tracked callee-saved ones.
+ *
+ * Results:
+ *	0..TP_CFI_NSAVED-1, or -1.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SavedIndex(
+    uint64_t reg)
+{
+    int i;
+
+    for (i = 0; i < TP_CFI_NSAVED; i++) {
+	if ((uint64_t) savedDwarf[i] == reg) {
+	    return i;
+	}
+    }
+    return -1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ParseCie --
+ *
+ *	Reads the CIE at `cie` (its length word), bounded by limit.
+ *
+ * Results:
+ *	0, or -1 if the CIE is malformed or uses what we do not follow.
+ *
+ * Side effects:
+ *	Fills *c.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ParseCie(
+    const uint8_t *cie,
+    const uint8_t *limit,
+    Cie *c)
+{
+    Reader r = { cie, limit, 0 };
+    uint64_t len = Fixed(&r, 4), id;
+    const uint8_t *end;
+    const char *aug;
+    int version;
+
+    if (len == 0xffffffffu) {
+	len = Fixed(&r, 8);
+	end = r.p + len;
+	id = Fixed(&r, 8);
+    } else {
+	end = r.p + len;
+	id = Fixed(&r, 4);
+    }
+    if (r.bad || end > limit || id != 0) {
+	return -1;
+    }
+    r.end = end;
+    memset(c, 0, sizeof(*c));
+    c->fdeEnc = 0;
+    version = (int) U8(&r);
+    if (version != 1 && version != 3) {
+	return -1;
+    }
+    aug = (const char *) r.p;
+    while (U8(&r) != 0 && !r.bad) {
+	/* Skip the augmentation string. */
+    }
+    if (r.bad || (aug[0] != '\0' && aug[0] != 'z')) {
+	return -1;	/* "eh" and other ancient forms. */
+    }
+    c->codeAlign = Uleb(&r);
+    c->dataAlign = Sleb(&r);
+    c->raReg = version == 1 ? (int) U8(&r) : (int) Uleb(&r);
+    if (aug[0] == 'z') {
+	uint64_t augLen = Uleb(&r);
+	const uint8_t *augEnd = r.p + augLen;
+	const char *a;
+
+	c->hasAug = 1;
+	if (augEnd > end) {
+	    return -1;
+	}
+	for (a = aug + 1; *a != '\0' && !r.bad; a++) {
+	    switch (*a) {
+	    case 'R':
+		c->fdeEnc = (int) U8(&r);
+		break;
+	    case 'L':
+		U8(&r);
+		break;
+	    case 'P': {
+		int enc = (int) U8(&r);
+
+		/* The pointer itself: its size is all we need. */
+		Encoded(&r, enc & ~PE_INDIRECT & 0x0f, 0);
+		break;
+	    }
+	    case 'S':
+		c->signal = 1;
+		break;
+	    default:
+		/* Unknown letters: augLen lets us skip their data. */
+		goto augDone;
+	    }
+	}
+      augDone:
+	r.p = augEnd;
+    }
+    if (r.bad || c->raReg != DW_RA || c->codeAlign == 0) {
+	return -1;
+    }
+    c->insns = r.p;
+    c->end = end;
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * AddRow --
+ *
+ *	Appends the row for the addresses from addr on, in state rs.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Grows rb; sets rb->failed if memory runs out.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+AddRow(
+    RowBuf *rb,
+    uintptr_t bias,
+    uintptr_t addr,
+    const RegState *rs,
+    int signal)
+{
+    TpCfiRow row;
+    int i;
+
+    if (addr < bias || addr - bias > UINT32_MAX) {
+	rb->failed = 1;
+    }
+    if (rb->failed) {
+	return;
+    }
+    memset(&row, 0, sizeof(row));
+    row.start = (uint32_t) (addr - bias);
+    if (rs == NULL) {
+	row.kind = ROW_NONE;
+    } else if (signal || rs->raRule == 2) {
+	row.kind = ROW_BAD;
+    } else if (rs->raRule == 0) {
+	row.kind = ROW_END;
+    } else if (rs->cfaReg == CFA_PLT10 || rs->cfaReg == CFA_PLT11) {
+	row.kind = rs->cfaReg == CFA_PLT10 ? ROW_PLT10 : ROW_PLT11;
+	row.raSlot = -1;
+	for (i = 0; i < TP_CFI_NSAVED; i++) {
+	    if (rs->rule[i] != 0) {
+		row.kind = ROW_BAD;
+	    }
+	}
+    } else if ((rs->cfaReg != DW_RSP && rs->cfaReg != DW_RBP)
+	    || rs->cfaOff < INT32_MIN || rs->cfaOff > INT32_MAX
+	    || rs->raOff % 8 != 0 || rs->raOff / 8 < -128
+	    || rs->raOff / 8 > 127) {
+	row.kind = ROW_BAD;
+    } else {
+	row.kind = rs->cfaReg == DW_RSP ? ROW_RSP : ROW_RBP;
+	row.cfaOff = (int32_t) rs->cfaOff;
+	row.raSlot = (int8_t) (rs->raOff / 8);
+	for (i = 0; i < TP_CFI_NSAVED; i++) {
+	    if (rs->rule[i] == 2 || (rs->rule[i] == 1
+		    && (rs->off[i] % 8 != 0 || rs->off[i] == 0
+		    || rs->off[i] / 8 < -128 || rs->off[i] / 8 > 127))) {
+		row.kind = ROW_BAD;
+		break;
+	    }
+	    row.saved[i] = (int8_t) (rs->rule[i] == 1 ? rs->off[i] / 8 : 0);
+	}
+    }
+
+    /*
+     * Rows with the same start replace each other (advance_loc by 0, or
+     * the end marker of one FDE where the next begins); equal neighbours
+     * merge.
+     */
+
+    if (rb->n > 0 && rb->rows[rb->n - 1].start == row.start) {
+	rb->rows[rb->n - 1] = row;
+	if (rb->n > 1) {
+	    TpCfiRow prev = rb->rows[rb->n - 2];
+
+	    prev.start = row.start;
+	    if (memcmp(&prev, &row, sizeof(row)) == 0) {
+		rb->n--;
+	    }
+	}
+	return;
+    }
+    if (rb->n > 0) {
+	TpCfiRow prev = rb->rows[rb->n - 1];
+
+	prev.start = row.start;
+	if (memcmp(&prev, &row, sizeof(row)) == 0) {
+	    return;
+	}
+    }
+    if (rb->n == rb->size) {
+	size_t size = rb->size ? 2 * rb->size : 1024;
+	TpCfiRow *rows = realloc(rb->rows, size * sizeof(TpCfiRow));
+
+	if (rows == NULL) {
+	    rb->failed = 1;
+	    return;
+	}
+	rb->rows = rows;
+	rb->size = size;
+    }
+    rb->rows[rb->n++] = row;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * RunProgram --
+ *
+ *	Runs the CFA instructions [p, end) from location loc. When rb is
+ *	not NULL (an FDE's program; a CIE's initial instructions run with
+ *	rb NULL), each location change emits the row for the addresses
+ *	before it, and the end emits the last one.
+ *
+ * Results:
+ *	0, or -1 on malformed input.
+ *
+ * Side effects:
+ *	Updates *rs; adds rows.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+RunProgram(
+    RowBuf *rb,
+    uintptr_t bias,
+    const Cie *c,
+    const uint8_t *p,
+    const uint8_t *end,
+    uintptr_t loc,
+    uintptr_t locEnd,
+    RegState *rs,
+    const RegState *init)
+{
+    Reader r = { p, end, 0 };
+    RegState stack[TP_CFI_STATES];
+    int depth = 0;
+
+    while (r.p < r.end && !r.bad) {
+	int op = (int) U8(&r);
+	int hi = op & 0xc0, low = op & 0x3f;
+	uint64_t reg = 0, delta = 0;
+	int64_t off = 0;
+	int idx, adv = 0;
+
+	if (hi == 0x40) {			/* advance_loc */
+	    delta = (uint64_t) low;
+	    adv = 1;
+	} else if (hi == 0x80) {		/* offset */
+	    reg = (uint64_t) low;
+	    off = (int64_t) Uleb(&r) * c->dataAlign;
+	    goto setOffset;
+	} else if (hi == 0xc0) {		/* restore */
+	    reg = (uint64_t) low;
+	    goto restore;
+	} else {
+	    switch (op) {
+	    case 0x00:				/* nop */
+		break;
+	    case 0x01:				/* set_loc */
+		if (rb != NULL && loc < locEnd) {
+		    AddRow(rb, bias, loc, rs, c->signal);
+		}
+		loc = (uintptr_t) Encoded(&r, c->fdeEnc, 0);
+		break;
+	    case 0x02: delta = Fixed(&r, 1); adv = 1; break;
+	    case 0x03: delta = Fixed(&r, 2); adv = 1; break;
+	    case 0x04: delta = Fixed(&r, 4); adv = 1; break;
+	    case 0x05:				/* offset_extended */
+		reg = Uleb(&r);
+		off = (int64_t) Uleb(&r) * c->dataAlign;
+		goto setOffset;
+	    case 0x11:				/* offset_extended_sf */
+		reg = Uleb(&r);
+		off = Sleb(&r) * c->dataAlign;
+		goto setOffset;
+	    case 0x2f:				/* GNU_negative_offset_ext */
+		reg = Uleb(&r);
+		off = -(int64_t) Uleb(&r) * c->dataAlign;
+		goto setOffset;
+	    case 0x06:				/* restore_extended */
+		reg = Uleb(&r);
+		goto restore;
+	    case 0x07:				/* undefined */
+		reg = Uleb(&r);
+		if (reg == DW_RA) {
+		    rs->raRule = 0;
+		} else if ((idx = SavedIndex(reg)) >= 0) {
+		    rs->rule[idx] = 2;
+		}
+		break;
+	    case 0x08:				/* same_value */
+		reg = Uleb(&r);
+		if ((idx = SavedIndex(reg)) >= 0) {
+		    rs->rule[idx] = 0;
+		} else if (reg == DW_RA) {
+		    rs->raRule = 2;
+		}
+		break;
+	    case 0x09:				/* register */
+		reg = Uleb(&r);
+		Uleb(&r);
+		goto unsupported;
+	    case 0x0a:				/* remember_state */
+		if (depth == TP_CFI_STATES) {
+		    return -1;
+		}
+		stack[depth++] = *rs;
+		break;
+	    case 0x0b:				/* restore_state */
+		if (depth == 0) {
+		    return -1;
+		}
+		/*
+		 * The CFA rule is restored too, as GCC's epilogues expect
+		 * (remember; def_cfa_offset 8; ret; restore) and as libgcc
+		 * and libunwind do.
+		 */
+
+		*rs = stack[--depth];
+		break;
+	    case 0x0c:				/* def_cfa */
+		rs->cfaReg = (int) Uleb(&r);
+		rs->cfaOff = (int64_t) Uleb(&r);
+		break;
+	    case 0x12:				/* def_cfa_sf */
+		rs->cfaReg = (int) Uleb(&r);
+		rs->cfaOff = Sleb(&r) * c->dataAlign;
+		break;
+	    case 0x0d:				/* def_cfa_register */
+		rs->cfaReg = (int) Uleb(&r);
+		break;
+	    case 0x0e:				/* def_cfa_offset */
+		rs->cfaOff = (int64_t) Uleb(&r);
+		break;
+	    case 0x13:				/* def_cfa_offset_sf */
+		rs->cfaOff = Sleb(&r) * c->dataAlign;
+		break;
+	    case 0x0f: {			/* def_cfa_expression */
+		uint64_t len = Uleb(&r);
+
+		if ((uint64_t) (r.end - r.p) < len) {
+		    return -1;
+		}
+		rs->cfaReg = -1;
+		if (len == sizeof(pltExpr)
+			&& memcmp(r.p, pltExpr, PLT_LIT_AT) == 0
+			&& memcmp(r.p + PLT_LIT_AT + 1, pltExpr + PLT_LIT_AT + 1,
+			    sizeof(pltExpr) - PLT_LIT_AT - 1) == 0
+			&& (r.p[PLT_LIT_AT] == 0x3a || r.p[PLT_LIT_AT] == 0x3b)) {
+		    rs->cfaReg = r.p[PLT_LIT_AT] == 0x3a ? CFA_PLT10 : CFA_PLT11;
+		}
+		r.p += len;
+		break;
+	    }
+	    case 0x10:				/* expression */
+	    case 0x16: {			/* val_expression */
+		uint64_t len;
+
+		reg = Uleb(&r);
+		len = Uleb(&r);
+		if ((uint64_t) (r.end - r.p) < len) {
+		    return -1;
+		}
+		r.p += len;
+		goto unsupported;
+	    }
+	    case 0x14:				/* val_offset */
+		reg = Uleb(&r);
+		Uleb(&r);
+		goto unsupported;
+	    case 0x15:				/* val_offset_sf */
+		reg = Uleb(&r);
+		Sleb(&r);
+		goto unsupported;
+	    case 0x2e:				/* GNU_args_size */
+		Uleb(&r);
+		break;
+	    default:
+		return -1;
+	    }
+	}
+	if (adv) {
+	    /*
+	     * The state built so far holds from loc up to the new location.
+	     */
+
+	    if (rb != NULL && loc < locEnd) {
+		AddRow(rb, bias, loc, rs, c->signal);
+	    }
+	    loc += (uintptr_t) (delta * c->codeAlign);
+	}
+	continue;
+
+      setOffset:
+	if (reg == DW_RA) {
+	    rs->raRule = 1;
+	    rs->raOff = off;
+	} else if ((idx = SavedIndex(reg)) >= 0) {
+	    rs->rule[idx] = 1;
+	    rs->off[idx] = off;
+	}
+	continue;
+
+      restore:
+	if (init == NULL) {
+	    return -1;	/* restore in a CIE. */
+	}
+	if (reg == DW_RA) {
+	    rs->raRule = init->raRule;
+	    rs->raOff = init->raOff;
+	} else if ((idx = SavedIndex(reg)) >= 0) {
+	    rs->rule[idx] = init->rule[idx];
+	    rs->off[idx] = init->off[idx];
+	}
+	continue;
+
+      unsupported:
+	if (reg == DW_RA) {
+	    rs->raRule = 2;
+	} else if ((idx = SavedIndex(reg)) >= 0) {
+	    rs->rule[idx] = 2;
+	}
+    }
+    if (rb != NULL && loc < locEnd) {
+	AddRow(rb, bias, loc, rs, c->signal);
+    }
+    return r.bad ? -1 : 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Compile --
+ *
+ *	Compiles module m's .eh_frame into rows: every FDE, in address
+ *	order (the order of .eh_frame_hdr's search table).
+ *
+ * Results:
+ *	0, or -1 if the module's CFI could not be read.
+ *
+ * Side effects:
+ *	Sets m->rows and m->nRows (the caller publishes the state).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+Compile(
+    TpCfiModule *m)
+{
+    const uint8_t *hdr = (const uint8_t *) m->ehHdr;
+    const uint8_t *limit = (const uint8_t *) m->segEnd;
+    Reader r = { hdr, limit, 0 };
+    RowBuf rb = { NULL, 0, 0, 0 };
+    uint64_t count, i;
+    int tableEnc, fdeCountEnc;
+
+    if (hdr == NULL || U8(&r) != 1) {
+	return -1;
+    }
+    (void) U8(&r);	/* eh_frame_ptr's encoding... */
+    fdeCountEnc = (int) U8(&r);
+    tableEnc = (int) U8(&r);
+    Encoded(&r, hdr[1], (uintptr_t) hdr);	/* ... and the pointer. */
+    count = Encoded(&r, fdeCountEnc, (uintptr_t) hdr);
+    if (r.bad || tableEnc != 0x3b || fdeCountEnc == PE_OMIT
+	    || (uint64_t) (limit - r.p) / 8 < count) {
+	/* 0x3b = datarel sdata4, what every Linux linker writes. */
+	return -1;
+    }
+    for (i = 0; i < count; i++) {
+	Reader e = { r.p + 8 * i, limit, 0 };
+	const uint8_t *fde, *fdeEnd, *ciePtr;
+	uint64_t len, cieOff, augLen;
+	uintptr_t pcBegin, pcRange;
+	Cie c;
+	RegState init, rs;
+
+	Encoded(&e, 0x3b, (uintptr_t) hdr);
+	fde = (const uint8_t *) (uintptr_t) Encoded(&e, 0x3b, (uintptr_t) hdr);
+	if (e.bad || fde < (const uint8_t *) m->segLo || fde >= limit) {
+	    continue;
+	}
+	e.p = fde;
+	e.end = limit;
+	len = Fixed(&e, 4);
+	if (len == 0 || len == 0xffffffffu
+		|| (uint64_t) (limit - e.p) < len) {
+	    continue;	/* 64-bit lengths do not occur in .eh_frame. */
+	}
+	fdeEnd = e.p + len;
+	e.end = fdeEnd;
+	cieOff = Fixed(&e, 4);
+	ciePtr = e.p - 4 - cieOff;
+	if (cieOff == 0 || ciePtr >= fde
+		|| ciePtr < (const uint8_t *) m->segLo
+		|| ParseCie(ciePtr, limit, &c) != 0) {
+	    continue;
+	}
+	pcBegin = (uintptr_t) Encoded(&e, c.fdeEnc, 0);
+	pcRange = (uintptr_t) Encoded(&e, c.fdeEnc & PE_FORMAT, 0);
+	if (c.hasAug) {
+	    augLen = Uleb(&e);
+	    if ((uint64_t) (e.end - e.p) < augLen) {
+		continue;
+	    }
+	    e.p += augLen;
+	}
+	if (e.bad || pcRange == 0) {
+	    continue;
+	}
+	memset(&init, 0, sizeof(init));
+	init.cfaReg = -1;
+	init.raRule = 2;	/* Until the CIE says where it is. */
+	if (RunProgram(NULL, m->bias, &c, c.insns, c.end, pcBegin,
+		pcBegin + pcRange, &init, NULL) != 0) {
+	    continue;
+	}
+	rs = init;
+	AddRow(&rb, m->bias, pcBegin, &rs, c.signal);
+	if (RunProgram(&rb, m->bias, &c, e.p, fdeEnd, pcBegin,
+		pcBegin + pcRange, &rs, &init) != 0) {
+	    /* A row of this FDE may be wrong: none of it is trusted. */
+	    RegState bad = init;
+
+	    bad.raRule = 2;
+	    AddRow(&rb, m->bias, pcBegin, &bad, 1);
+	}
+	AddRow(&rb, m->bias, pcBegin + pcRange, NULL, 0);
+    }
+    if (rb.failed || rb.n == 0) {
+	free(rb.rows);
+	return -1;
+    }
+
+    /*
+     * The search table is sorted by pcBegin, so the rows are too, except
+     * for overlapping FDEs (never seen); check rather than trust.
+     */
+
+    for (i = 1; i < rb.n; i++) {
+	if (rb.rows[i].start <= rb.rows[i - 1].start) {
+	    free(rb.rows);
+	    return -1;
+	}
+    }
+    /*
+     * The block index. Addresses before the first row map to row 0, whose
+     * start the lookup checks.
+     */
+
+    {
+	uint64_t nBlocks = ((m->hi - m->lo) >> TP_CFI_BLOCK_SHIFT) + 1;
+	uint32_t *block = malloc(sizeof(uint32_t) * nBlocks);
+	uint64_t b;
+	size_t k = 0;
+
+	if (block == NULL || m->lo < m->bias) {
+	    free(block);
+	    free(rb.rows);
+	    return -1;
+	}
+	for (b = 0; b < nBlocks; b++) {
+	    uintptr_t addr = m->lo + (b << TP_CFI_BLOCK_SHIFT) - m->bias;
+
+	    while (k + 1 < rb.n && rb.rows[k + 1].start <= addr) {
+		k++;
+	    }
+	    block[b] = (uint32_t) k;
+	}
+	m->block = block;
+	m->nBlocks = (uint32_t) nBlocks;
+    }
+    m->rows = rb.rows;
+    m->nRows = (uint32_t) rb.n;
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ScanCallback, ScanLocked --
+ *
+ *	Registers the loaded modules not yet known, and marks dead the
+ *	ones no longer loaded. Caller holds cfi.lock.
+ *
+ * Results:
+ *	ScanCallback: 0 (go on).
+ *
+ * Side effects:
+ *	Appends to cfi.modules and publishes cfi.nModules.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ScanCallback(
+    struct dl_phdr_info *info,
+    size_t size,
+    void *data)
+{
+    uintptr_t lo = UINTPTR_MAX, hi = 0, ehHdr = 0, segLo = 0, segEnd = 0;
+    int i, n = cfi.nModules;
+    TpCfiModule *m;
+
+    (void) size;
+    (void) data;
+    for (i = 0; i < info->dlpi_phnum; i++) {
+	const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+	if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+	    uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+	    if (a < lo) {
+		lo = a;
+	    }
+	    if (a + ph->p_memsz > hi) {
+		hi = a + ph->p_memsz;
+	    }
+	} else if (ph->p_type == PT_GNU_EH_FRAME) {
+	    ehHdr = info->dlpi_addr + ph->p_vaddr;
+	}
+    }
+    if (hi == 0) {
+	return 0;
+    }
+
+    /*
+     * The end of the loadable segment holding .eh_frame_hdr bounds every
+     * read (.eh_frame sits in the same read-only segment).
+     */
+
+    for (i = 0; i < info->dlpi_phnum && ehHdr != 0; i++) {
+	const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+	uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+	if (ph->p_type == PT_LOAD && ehHdr >= a && ehHdr < a + ph->p_memsz) {
+	    segLo = a;
+	    segEnd = a + ph->p_memsz;
+	}
+    }
+    for (i = 0; i < n; i++) {
+	m = &cfi.modules[i];
+	if (m->state != MOD_DEAD && m->bias == info->dlpi_addr
+		&& m->lo == lo && m->hi == hi) {
+	    m->seen = 1;
+	    return 0;
+	}
+    }
+    if (n == TP_CFI_MAXMOD) {
+	return 0;
+    }
+    m = &cfi.modules[n];
+    memset(m, 0, sizeof(*m));
+    m->bias = info->dlpi_addr;
+    m->lo = lo;
+    m->hi = hi;
+    m->ehHdr = segEnd != 0 ? ehHdr : 0;
+    m->segLo = segLo;
+    m->segEnd = segEnd;
+    m->state = m->ehHdr != 0 ? MOD_NEW : MOD_NOCFI;
+    m->seen = 1;
+    __atomic_store_n(&cfi.nModules, n + 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static void
+ScanLocked(void)
+{
+    int i;
+
+    for (i = 0; i < cfi.nModules; i++) {
+	cfi.modules[i].seen = 0;
+    }
+    dl_iterate_phdr(ScanCallback, NULL);
+    for (i = 0; i < cfi.nModules; i++) {
+	if (!cfi.modules[i].seen) {
+	    __atomic_store_n(&cfi.modules[i].state, MOD_DEAD,
+		    __ATOMIC_RELEASE);
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCfiPrepare --
+ *
+ *	Registers every loaded module and compiles the rows of all of them
+ *	(all = 1: profiler start) or of those a sample asked for (all = 0:
+ *	the drain, after the handler set a request flag).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Allocates rows; publishes modules to the handler.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpCfiPrepare(
+    int all)
+{
+    int i, n;
+
+    if (!all && !__atomic_load_n(&cfi.rescan, __ATOMIC_ACQUIRE)
+	    && !__atomic_load_n(&cfi.build, __ATOMIC_ACQUIRE)) {
+	return;
+    }
+    pthread_mutex_lock(&cfi.lock);
+    if (all || __atomic_exchange_n(&cfi.rescan, 0, __ATOMIC_ACQ_REL)) {
+	ScanLocked();
+    }
+    __atomic_store_n(&cfi.build, 0, __ATOMIC_RELEASE);
+    n = cfi.nModules;
+    for (i = 0; i < n; i++) {
+	TpCfiModule *m = &cfi.modules[i];
+
+	if (m->state == MOD_NEW && (all || m->wanted)) {
+	    __atomic_store_n(&m->state,
+		    Compile(m) == 0 ? MOD_READY : MOD_NOCFI, __ATOMIC_RELEASE);
+	}
+    }
+    pthread_mutex_unlock(&cfi.lock);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCfiAtFork --
+ *
+ *	pthread_atfork support: the sampler thread may be compiling rows
+ *	when another thread forks; the child must not inherit the lock
+ *	held. prepare = 1 takes the lock, 0 (parent and child) releases it.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Locks or unlocks cfi.lock.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpCfiAtFork(
+    int prepare)
+{
+    if (prepare) {
+	pthread_mutex_lock(&cfi.lock);
+    } else {
+	pthread_mutex_unlock(&cfi.lock);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FindRow --
+ *
+ *	The row for address pc.
+ *
+ * Results:
+ *	The row and its module's bias, or NULL (no module; module not
+ *	compiled, in which case it is requested).
+ *
+ * Side effects:
+ *	May set the request flags.
+ *
+ * Signal safety:
+ *	Handler; reads published data only, bounded.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const TpCfiRow *
+FindRow(
+    uintptr_t pc,
+    int *hintPtr)
+{
+    int n = __atomic_load_n(&cfi.nModules, __ATOMIC_ACQUIRE);
+    int i = *hintPtr, j;
+    const TpCfiModule *m = NULL;
+    const TpCfiRow *rows;
+    uint32_t off, k, b;
+
+    if (i >= 0 && i < n && pc >= cfi.modules[i].lo && pc < cfi.modules[i].hi
+	    && __atomic_load_n(&cfi.modules[i].state, __ATOMIC_ACQUIRE)
+		== MOD_READY) {
+	m = &cfi.modules[i];
+    } else {
+	for (j = 0; j < n; j++) {
+	    const TpCfiModule *c = &cfi.modules[j];
+	    int state;
+
+	    if (pc < c->lo || pc >= c->hi) {
+		continue;
+	    }
+	    state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+	    if (state == MOD_DEAD) {
+		continue;
+	    }
+	    if (state == MOD_NEW) {
+		__atomic_store_n(&cfi.modules[j].wanted, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&cfi.build, 1, __ATOMIC_RELEASE);
+		return NULL;
+	    }
+	    if (state != MOD_READY) {
+		return NULL;
+	    }
+	    m = c;
+	    *hintPtr = j;
+	    break;
+	}
+	if (m == NULL) {
+	    __atomic_store_n(&cfi.rescan, 1, __ATOMIC_RELEASE);
+	    return NULL;
+	}
+    }
+    if (pc - m->bias > UINT32_MAX) {
+	return NULL;
+    }
+    off = (uint32_t) (pc - m->bias);
+    rows = m->rows;
+    b = (uint32_t) ((pc - m->lo) >> TP_CFI_BLOCK_SHIFT);
+    if (m->nRows == 0 || b >= m->nBlocks) {
+	return NULL;
+    }
+    k = m->block[b];
+    if (off < rows[k].start) {
+	return NULL;
+    }
+    while (k + 1 < m->nRows && rows[k + 1].start <= off) {
+	k++;
+    }
+    return &rows[k];
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCfiUnwind --
+ *
+ *	Unwinds the interrupted thread from the signal's ucontext with the
+ *	compiled rows: pc[] (interrupted frame first), and for each
+ *	TclNRRunCallbacks frame its index, stack pointer and root register.
+ *
+ * Results:
+ *	0 if the walk reached the outermost frame (or -maxdepth); -1 if it
+ *	met an address without a usable row, or a read outside the stack:
+ *	the caller then unwinds with libunwind.
+ *
+ * Side effects:
+ *	Writes pc[], tramp[], nPc, nTramp and CTRUNC.
+ *
+ * Signal safety:
+ *	Handler only: no locks, no allocation; every stack read is checked
+ *	against [sp, cfg->stackHi); bounded by maxPc.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpCfiUnwind(
+    const TpUnwindConfig *cfg,
+    void *ucontext,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    const ucontext_t *uc = ucontext;
+    uintptr_t *pcs = TpSlotPcs(ring, slot);
+    TpTramp *tramps = TpSlotTramps(ring, slot);
+    uintptr_t ip, sp, lo, hi = cfg->stackHi;
+    uintptr_t regs[TP_CFI_NSAVED];
+    int n = 0, nTramp = 0, hint = -1, i, rootIdx;
+
+    if (hi == 0) {
+	return -1;
+    }
+    ip = (uintptr_t) uc->uc_mcontext.gregs[REG_RIP];
+    sp = lo = (uintptr_t) uc->uc_mcontext.gregs[REG_RSP];
+    regs[0] = (uintptr_t) uc->uc_mcontext.gregs[REG_RBX];
+    regs[1] = (uintptr_t) uc->uc_mcontext.gregs[REG_RBP];
+    regs[2] = (uintptr_t) uc->uc_mcontext.gregs[REG_R12];
+    regs[3] = (uintptr_t) uc->uc_mcontext.gregs[REG_R13];
+    regs[4] = (uintptr_t) uc->uc_mcontext.gregs[REG_R14];
+    regs[5] = (uintptr_t) uc->uc_mcontext.gregs[REG_R15];
+    rootIdx = cfg->rootReg >= 0 ? SavedIndex((uint64_t) cfg->rootReg) : -1;
+    if (sp >= hi || sp < 4096) {
+	return -1;
+    }
+    while (1) {
+	const TpCfiRow *row;
+	uintptr_t cfa, ra, raAddr;
+	uintptr_t next[TP_CFI_NSAVED];
+
+	if (n == (int) ring->maxPc) {
+	    slot->flags |= TP_SLOT_CTRUNC;
+	    break;
+	}
+	pcs[n] = ip;
+	if (ip >= cfg->trampLo && ip < cfg->trampHi) {
+	    if (nTramp < TP_MAX_TRAMP) {
+		tramps[nTramp].index = (uint32_t) n;
+		tramps[nTramp].sp = sp;
+		tramps[nTramp].root = rootIdx >= 0 ? regs[rootIdx] : 0;
+	    }
+	    nTramp++;
+	}
+	n++;
+
+	/*
+	 * A return address points after the call: the call itself, which
+	 * is the code that belongs to the frame, is at ip - 1. The
+	 * interrupted frame's ip is exact.
+	 */
+
+	row = FindRow(n == 1 ? ip : ip - 1, &hint);
+	if (row == NULL) {
+	    return -1;
+	}
+	if (row->kind == ROW_END) {
+	    break;
+	}
+	if (row->kind == ROW_RSP) {
+	    cfa = sp + (intptr_t) row->cfaOff;
+	} else if (row->kind == ROW_RBP) {
+	    cfa = regs[1] + (intptr_t) row->cfaOff;
+	} else if ((row->kind == ROW_PLT10 || row->kind == ROW_PLT11)
+		&& n == 1) {
+	    /* Only an interrupted frame can be in the PLT: it never calls. */
+	    cfa = sp + 8 + ((ip & 15) >= (row->kind == ROW_PLT10 ? 10u : 11u)
+		    ? 8 : 0);
+	} else {
+	    return -1;
+	}
+	raAddr = cfa + 8 * (intptr_t) row->raSlot;
+	if (cfa <= sp || cfa > hi || (cfa & 7) != 0
+		|| raAddr < lo || raAddr > hi - 8) {
+	    return -1;
+	}
+	for (i = 0; i < TP_CFI_NSAVED; i++) {
+	    next[i] = regs[i];
+	    if (row->saved[i] != 0) {
+		uintptr_t a = cfa + 8 * (intptr_t) row->saved[i];
+
+		/*
+		 * A leaf function may keep registers in the 128-byte red
+		 * zone below its rsp (the kernel put the signal frame
+		 * below it).
+		 */
+
+		if (a < lo - (n == 1 ? 128 : 0) || a > hi - 8) {
+		    return -1;
+		}
+		next[i] = *(const uintptr_t *) a;
+	    }
+	}
+	ra = *(const uintptr_t *) raAddr;
+	memcpy(regs, next, sizeof(regs));
+	sp = cfa;
+	ip = ra;
+	if (ip == 0) {
+	    break;
+	}
+    }
+    slot->nPc = (uint16_t) n;
+    slot->nTramp = (uint16_t) (nTramp > TP_MAX_TRAMP ? TP_MAX_TRAMP : nTramp);
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCfiStackTop --
+ *
+ *	The top (highest address) of the calling thread's stack.
+ *
+ * Results:
+ *	The address, or 0 if unknown (the handler then uses libunwind).
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+uintptr_t
+TpCfiStackTop(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    uintptr_t top = 0;
+
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+	return 0;
+    }
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+	top = (uintptr_t) addr + size;
+    }
+    pthread_attr_destroy(&attr);
+    return top;
+}

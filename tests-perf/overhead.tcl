@@ -14,7 +14,7 @@
 
 package require tclprof
 
-array set opt {-rounds 7 -ms 400 -interval 1000 -clock wall -unwind tables}
+array set opt {-rounds 21 -ms 150 -interval 1000 -clock wall -unwind tables}
 array set opt $argv
 
 # A proc-call-heavy workload (every call is a proc call: the worst case

@@ -211,6 +211,8 @@ static int	ParseCie(const uint8_t *cie, const uint8_t *limit, Cie *c);
 static int	RunProgram(RowBuf *rb, uintptr_t bias, const Cie *c,
 		    const uint8_t *p, const uint8_t *end, uintptr_t loc,
 		    uintptr_t locEnd, RegState *rs, const RegState *init);
+static int	CompileCallback(struct dl_phdr_info *info, size_t size,
+		    void *data);
 static int	ScanCallback(struct dl_phdr_info *info, size_t size,
 		    void *data);
 static void	ScanLocked(void);
@@ -1070,11 +1072,12 @@ ScanLocked(void)
 /*
  *----------------------------------------------------------------------
  *
- * TpCfiPrepare --
+ * CompileCallback, TpCfiPrepare --
  *
  *	Registers every loaded module and compiles the rows of all of them
  *	(all = 1: profiler start) or of those a sample asked for (all = 0:
- *	the drain, after the handler set a request flag).
+ *	the drain, after the handler set a request flag). CompileCallback
+ *	does the compiling, for the modules still loaded.
  *
  * Results:
  *	None.
@@ -1085,12 +1088,31 @@ ScanLocked(void)
  *----------------------------------------------------------------------
  */
 
+static int
+CompileCallback(
+    struct dl_phdr_info *info,
+    size_t size,
+    void *data)
+{
+    int all = *(int *) data, i, n = cfi.nModules;
+
+    (void) size;
+    for (i = 0; i < n; i++) {
+	TpCfiModule *m = &cfi.modules[i];
+
+	if (m->bias == info->dlpi_addr && m->state == MOD_NEW
+		&& (all || m->wanted)) {
+	    __atomic_store_n(&m->state,
+		    Compile(m) == 0 ? MOD_READY : MOD_NOCFI, __ATOMIC_RELEASE);
+	}
+    }
+    return 0;
+}
+
 void
 TpCfiPrepare(
     int all)
 {
-    int i, n;
-
     if (!all && !__atomic_load_n(&cfi.rescan, __ATOMIC_ACQUIRE)
 	    && !__atomic_load_n(&cfi.build, __ATOMIC_ACQUIRE)) {
 	return;
@@ -1100,15 +1122,13 @@ TpCfiPrepare(
 	ScanLocked();
     }
     __atomic_store_n(&cfi.build, 0, __ATOMIC_RELEASE);
-    n = cfi.nModules;
-    for (i = 0; i < n; i++) {
-	TpCfiModule *m = &cfi.modules[i];
 
-	if (m->state == MOD_NEW && (all || m->wanted)) {
-	    __atomic_store_n(&m->state,
-		    Compile(m) == 0 ? MOD_READY : MOD_NOCFI, __ATOMIC_RELEASE);
-	}
-    }
+    /*
+     * Compiling inside dl_iterate_phdr's callback holds the loader's
+     * lock: no thread can unload the module while its tables are read.
+     */
+
+    dl_iterate_phdr(CompileCallback, &all);
     pthread_mutex_unlock(&cfi.lock);
 }
 

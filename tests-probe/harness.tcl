@@ -1,0 +1,137 @@
+# harness.tcl --
+#
+#	Probe harness: runs scenarios under tclprof and checks the merged
+#	stacks of every sample that reaches a scenario's marker frame
+#	against the true call path.
+#
+#	tclsh8.6 harness.tcl mode interval ?scenario-glob? ?scale?
+#
+#	A scenario is {name setup work expected}. expected is a list of
+#	string-match patterns, root side first, starting at an anchor (a
+#	proc the work script calls); its last element is the marker (a C
+#	function only this scenario burns in). A pattern starting with ?
+#	is optional. Frames below the marker (clock_gettime...) are
+#	allowed. Each sample through the marker must contain the expected
+#	sequence contiguously, starting at the first frame matching the
+#	anchor.
+
+package require tclprof
+set dir [file dirname [file normalize [info script]]]
+load [file join $dir libpext.so] Pext
+
+lassign $argv mode interval filter scale
+if {$filter eq ""} { set filter * }
+if {$scale eq ""} { set scale 1.0 }
+
+# Names are compared without one leading "::" (pext::burn and
+# ::pext::burn both match); ::check reports separately when one profile
+# holds both spellings of one name.
+proc ::norm {name} {
+    if {[string match ::* $name]} { return [string range $name 2 end] }
+    return $name
+}
+
+proc ::matchFrom {frames i pats} {
+    if {[llength $pats] == 0} { return 1 }
+    set p [lindex $pats 0]
+    set rest [lrange $pats 1 end]
+    set opt 0
+    if {[string index $p 0] eq "?"} {
+	set opt 1
+	set p [string range $p 1 end]
+    }
+    if {$i < [llength $frames] && [string match [::norm $p] [::norm [lindex $frames $i]]]} {
+	if {[::matchFrom $frames [expr {$i + 1}] $rest]} { return 1 }
+    }
+    if {$opt} { return [::matchFrom $frames $i $rest] }
+    return 0
+}
+
+proc ::check {name expected} {
+    global mode interval
+    close [file tempfile f probe.folded]
+    profiler export -format folded -file $f
+    set ch [open $f]
+    set lines [split [string trim [read $ch]] \n]
+    close $ch
+    file delete $f
+    set st [profiler status]
+    set marker [lindex $expected end]
+    set anchor [string trimleft [lindex $expected 0] ?]
+    set total 0; set nmark 0; set nok 0
+    array set bad {}
+    foreach line $lines {
+	if {![regexp {^(.*) (\d+)$} $line -> stack c]} continue
+	incr total $c
+	set frames [split $stack \;]
+	foreach fr $frames { set ::seen($fr) 1 }
+	set mi [lsearch -exact $frames $marker]
+	if {$mi < 0} continue
+	incr nmark $c
+	set ai -1
+	foreach fr $frames {
+	    incr ai
+	    if {[string match [::norm $anchor] [::norm $fr]]} break
+	}
+	if {![string match [::norm $anchor] [::norm $fr]]} { set ai -1 }
+	if {$ai >= 0 && [::matchFrom $frames $ai $expected]} {
+	    incr nok $c
+	    if {[info exists ::env(PROBE_VERBOSE)]} {
+		set seg "ok: [join [lrange $frames $ai $mi] { ; }]"
+		if {![info exists bad($seg)]} { set bad($seg) 0 }
+		incr bad($seg) $c
+	    }
+	} else {
+	    # The part that matters: from the anchor (or after the
+	    # program's main) down to the marker.
+	    if {$ai < 0} {
+		set ai [lsearch -glob $frames tclsh8.6+*]
+		incr ai
+	    }
+	    set seg [join [lrange $frames $ai $mi] " ; "]
+	    if {![info exists bad($seg)]} { set bad($seg) 0 }
+	    incr bad($seg) $c
+	}
+    }
+    set pct [expr {$nmark ? 100.0 * $nok / $nmark : 0}]
+    set verdict [expr {$nmark < 50 ? "FEW" : $pct >= 97.0 ? "PASS" : "FAIL"}]
+    puts [format "%-4s %-22s %-6s %5d us  samples %5d marker %5d ok %5.1f%%  mm %d trunc %d unw %d drop %d" \
+	$verdict $name $mode $interval $total $nmark $pct \
+	[dict get $st mergeMismatches] [dict get $st truncated] \
+	[dict get $st unwindErrors] [dict get $st dropped]]
+    if {$verdict ne "PASS"} {
+	puts "     expected: [join $expected { ; }]"
+    }
+    foreach fr [array names ::seen ::*] {
+	if {[info exists ::seen([string range $fr 2 end])]} {
+	    puts "     NAMESPLIT: both $fr and [string range $fr 2 end] in one profile"
+	}
+    }
+    array unset ::seen
+    set n 0
+    foreach {seg c} [lsort -stride 2 -index 1 -integer -decreasing [array get bad]] {
+	if {[incr n] > 4} break
+	puts [format "     %5d (%4.1f%%) %s" $c [expr {100.0 * $c / max(1, $nmark)}] $seg]
+    }
+    flush stdout
+}
+
+proc ::scenario {name setup work args} {
+    global mode interval filter
+    if {![string match $filter $name]} return
+    uplevel #0 $setup
+    profiler reset
+    profiler start -mode $mode -interval $interval
+    set code [catch {uplevel #0 $work} msg]
+    profiler stop
+    if {$code == 1} {
+	puts "ERR  $name $mode $interval: $msg"
+    }
+    set k 0
+    foreach expected $args {
+	::check $name[expr {[llength $args] > 1 ? "/[incr k]" : ""}] $expected
+    }
+    profiler reset
+}
+
+source [file join $dir scenarios.tcl]

@@ -1,0 +1,21 @@
+#!/bin/sh
+# run.sh -- builds the probe extension and runs every probe scenario in
+# both modes at 1 kHz and 5 kHz; prints the failures (and FEW/ERR).
+#   probe/run.sh [scenario-glob] [scale]      (scale 1.0: ~1.5 s each)
+#   PROBE_ALL=1 probe/run.sh                  also print the passes
+#   PROBE_VERBOSE=1 ...                       also print matching paths
+# Needs the tclprof build in the parent directory (make).
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+glob=${1:-*}
+scale=${2:-1.0}
+gcc -O2 -g -Wall -shared -fPIC -DUSE_TCL_STUBS -I/usr/include/tcl8.6 \
+    "$here/pext.c" -o "$here/libpext.so" -ltclstub8.6
+for mode in frames trace; do
+    for interval in 1000 200; do
+	TCLLIBPATH=$top tclsh8.6 "$here/harness.tcl" $mode $interval "$glob" $scale \
+	| if [ -n "$PROBE_ALL" ]; then cat; else awk '/^(PASS)/{p=0} /^(FAIL|FEW|ERR)/{p=1} p'; fi
+	TCLLIBPATH=$top tclsh8.6 "$here/window.tcl" $mode $interval
+    done
+done

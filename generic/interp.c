@@ -835,25 +835,12 @@ EmitCallFrame(
 	    e = CacheNew(c, procPtr, key);
 	    nm.n = 0;
 	    if (type == TP_TCL_LAMBDA) {
-		NameAdd(&nm, "apply ", -1);
 		bc = BcCached(c, procPtr->bodyPtr->internalRep.twoPtrValue.ptr1,
 			NULL);
-		if (bc->flen) {
-		    char num[16];
-		    int i = sizeof(num), v = bc->line > 0 ? bc->line : 0;
-
-		    do {
-			num[--i] = '0' + v % 10;
-		    } while ((v /= 10) && i > 0);
-		    NameAdd(&nm, TpSlotStr(c->ring, c->slot) + bc->foff,
-			    bc->flen);
-		    NameAdd(&nm, ":", 1);
-		    NameAdd(&nm, num + i, sizeof(num) - i);
-		} else if ((s = ObjBytes(procPtr->bodyPtr, &len)) != NULL) {
-		    NameAdd(&nm, "{", 1);
-		    NameAdd(&nm, s, len < 40 ? len : 40);
-		    NameAdd(&nm, len <= 40 ? "}" : "...}", -1);
-		}
+		s = bc->flen ? NULL : ObjBytes(procPtr->bodyPtr, &len);
+		nm.n = TpLambdaName(nm.b, TP_NAME_MAX,
+			TpSlotStr(c->ring, c->slot) + bc->foff, bc->flen,
+			bc->line, s, s ? len : 0);
 	    } else if (type == TP_TCL_METHOD ? !MethodName(fp, procPtr, &nm)
 		    : !CmdName(procPtr->cmdPtr, &nm)) {
 		nm.n = 0;
@@ -1728,6 +1715,89 @@ TpInterpCoroutine(
 
     *baseLevel = corPtr ? corPtr->auxNumLevels : 0;
     return corPtr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpLambda --
+ *
+ *	What trace mode needs to name a call "apply lambda" as frames mode
+ *	does (EmitCallFrame): the lambda's body and, when it was written in
+ *	a sourced file, that file and the line its body starts on. The
+ *	lambda is first given its internal representation, exactly as
+ *	[apply] is about to do in the same context (the CmdFrame of the
+ *	call gives the location, TIP 280), so [apply] then finds it done;
+ *	a lambda that cannot be converted is left to [apply] to report.
+ *	The location is read where frames mode reads it: from the compiled
+ *	body's ExtCmdLoc, or before the first call compiles it, from the
+ *	location the compiler will use (iPtr->linePBodyPtr).
+ *
+ * Results:
+ *	1 and *bodyPtr, *filePtr (NULL if not from a file) and *linePtr;
+ *	0 if lambdaObj is not a valid lambda or lambdaType is unknown.
+ *
+ * Side effects:
+ *	Converts lambdaObj to a lambda (it may allocate and parse the
+ *	argument list). The interp's result and error state are kept.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpLambda(
+    Tcl_Interp *interp,
+    Tcl_Obj *lambdaObj,
+    const Tcl_ObjType *lambdaType,	/* apply's lambdaExpr type. */
+    Tcl_Obj **bodyPtr,
+    Tcl_Obj **filePtr,
+    int *linePtr)
+{
+    Interp *iPtr = (Interp *) interp;
+    const Tcl_ObjType *bcType = Tcl_GetObjType("bytecode");
+    Proc *procPtr;
+    Tcl_HashEntry *h;
+    CmdFrame *cf;
+
+    *bodyPtr = *filePtr = NULL;
+    *linePtr = 0;
+    if (lambdaType == NULL || lambdaType->setFromAnyProc == NULL) {
+	return 0;
+    }
+    if (lambdaObj->typePtr != lambdaType || ((Proc *)
+	    lambdaObj->internalRep.twoPtrValue.ptr1)->iPtr != iPtr) {
+	Tcl_InterpState state = Tcl_SaveInterpState(interp, TCL_OK);
+
+	if (lambdaType->setFromAnyProc(interp, lambdaObj) != TCL_OK) {
+	    Tcl_RestoreInterpState(interp, state);
+	    return 0;
+	}
+	Tcl_DiscardInterpState(state);
+    }
+    procPtr = lambdaObj->internalRep.twoPtrValue.ptr1;
+    *bodyPtr = procPtr->bodyPtr;
+    if (bcType != NULL && procPtr->bodyPtr->typePtr == bcType) {
+	h = Tcl_FindHashEntry(iPtr->lineBCPtr,
+		(char *) procPtr->bodyPtr->internalRep.twoPtrValue.ptr1);
+	if (h != NULL) {
+	    ExtCmdLoc *eclPtr = Tcl_GetHashValue(h);
+
+	    if (eclPtr->type == TCL_LOCATION_SOURCE && eclPtr->path) {
+		*filePtr = eclPtr->path;
+		*linePtr = eclPtr->start;
+	    }
+	    return 1;
+	}
+    }
+    h = Tcl_FindHashEntry(iPtr->linePBodyPtr, (char *) procPtr);
+    if (h != NULL && (cf = Tcl_GetHashValue(h)) != NULL
+	    && cf->type == TCL_LOCATION_SOURCE && cf->nline > 0
+	    && cf->line != NULL && cf->line[0] >= 0
+	    && cf->data.eval.path != NULL) {
+	*filePtr = cf->data.eval.path;
+	*linePtr = cf->line[0];
+    }
+    return 1;
 }
 
 /*

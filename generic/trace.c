@@ -23,6 +23,10 @@
  *	their own depth: each coroutine has its own shadow stack, indexed by
  *	level - auxNumLevels, spliced over the main stack cut at auxNumLevels.
  *
+ *	apply lambdas are named as frames mode names them ("apply
+ *	file:line", TpLambdaName) and carry their file and line; both are
+ *	found in TraceProc (TpInterpLambda), never in the handler.
+ *
  *	The handler can interrupt TraceProc itself. Entries are fixed-size
  *	slots in arrays allocated at start (never reallocated); TraceProc
  *	marks the level it is writing (writing) and the handler skips it.
@@ -50,6 +54,10 @@ typedef struct TraceCmd {
     int isObject;		/* A TclOO object's command or `my`: calls
 				 * are named by method (MethodCmd). */
     int isApply;		/* apply: calls are named by lambda. */
+    char *file;			/* Lambdas: the file they were written in,
+				 * or NULL... */
+    int fileLen;
+    int line;			/* ... and the line their body starts on. */
     uint64_t calls;		/* Exact number of calls. */
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
@@ -74,6 +82,7 @@ struct TpTraceState {
     Tcl_ObjCmdProc *objObjProc;	/* objProc of TclOO objects' commands... */
     Tcl_ObjCmdProc *myObjProc;	/* ... and of their `my`. */
     Tcl_ObjCmdProc *applyObjProc;/* objProc of apply. */
+    const Tcl_ObjType *lambdaType;/* apply's lambda Tcl_ObjType. */
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
     ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
@@ -92,7 +101,8 @@ static TraceCmd *MethodCmd(TpTraceState *ts, Tcl_Interp *interp,
 	Tcl_Command token, Tcl_Obj *methodObj);
 static TraceCmd *NamedCmd(TpTraceState *ts, const char *name, int len,
 	int type);
-static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Obj *lambdaObj);
+static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Interp *interp,
+	Tcl_Obj *lambdaObj);
 static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
 static Tcl_ObjCmdProc CalibrateCmd;
@@ -203,14 +213,20 @@ MethodCmd(
  *
  * LambdaCmd --
  *
- *	The TraceCmd of "apply lambda": "apply {body...}" with the first 40
- *	bytes of the body, so that different lambdas are different frames.
+ *	The TraceCmd of "apply lambda", named as frames mode names the
+ *	lambda's frame (TpLambdaName: "apply file:line", else "apply
+ *	{body...}") and, for a lambda written in a file, carrying that file
+ *	and line, so that both modes show the same node. The lambda is
+ *	read through its internal representation (TpInterpLambda), never
+ *	as a list: making it a list would throw away [apply]'s compiled
+ *	body at every call.
  *
  * Results:
- *	The TraceCmd (type TP_TCL_LAMBDA).
+ *	The TraceCmd (type TP_TCL_LAMBDA), or NULL if lambdaObj is not a
+ *	valid lambda ([apply] will say why).
  *
  * Side effects:
- *	May allocate.
+ *	May allocate; converts lambdaObj as [apply] would.
  *
  *----------------------------------------------------------------------
  */
@@ -218,33 +234,39 @@ MethodCmd(
 static TraceCmd *
 LambdaCmd(
     TpTraceState *ts,
+    Tcl_Interp *interp,
     Tcl_Obj *lambdaObj)
 {
-    Tcl_Obj *bodyObj = NULL;
-    Tcl_DString ds;
+    Tcl_Obj *bodyObj, *fileObj;
+    const char *body = NULL, *file = NULL;
+    int bodyLen = 0, fileLen = 0, line, len;
+    char name[TP_NAME_MAX + 1];
     TraceCmd *tc;
-    const char *body = "";
-    int len = 0;
 
-    if (Tcl_ListObjIndex(NULL, lambdaObj, 1, &bodyObj) == TCL_OK
-	    && bodyObj != NULL) {
-	body = Tcl_GetStringFromObj(bodyObj, &len);
+    if (!TpInterpLambda(interp, lambdaObj, ts->lambdaType, &bodyObj,
+	    &fileObj, &line)) {
+	return NULL;
     }
-    while (len > 0 && (*body == ' ' || *body == '\n' || *body == '\t')) {
-	body++;
-	len--;
+    if (fileObj != NULL) {
+	file = Tcl_GetStringFromObj(fileObj, &fileLen);
+    } else if (bodyObj != NULL && bodyObj->bytes != NULL) {
+	body = Tcl_GetStringFromObj(bodyObj, &bodyLen);
     }
-    while (len > 0 && (body[len - 1] == ' ' || body[len - 1] == '\n'
-	    || body[len - 1] == '\t')) {
-	len--;
+    len = TpLambdaName(name, TP_NAME_MAX, file, fileLen, line, body,
+	    bodyLen);
+    name[len] = '\0';
+    tc = NamedCmd(ts, name, len, TP_TCL_LAMBDA);
+    if (tc->file == NULL && fileLen > 0) {
+	tc->file = malloc((size_t) fileLen + 1);
+	if (tc->file == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	memcpy(tc->file, file, (size_t) fileLen);
+	tc->file[fileLen] = '\0';
+	tc->line = line;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	tc->fileLen = fileLen;
     }
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, "apply {", -1);
-    Tcl_DStringAppend(&ds, body, len < 40 ? len : 40);
-    Tcl_DStringAppend(&ds, len <= 40 ? "}" : "...}", -1);
-    tc = NamedCmd(ts, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
-	    TP_TCL_LAMBDA);
-    Tcl_DStringFree(&ds);
     return tc;
 }
 
@@ -407,7 +429,9 @@ TraceProc(
     if (tc->isObject && objc >= 2) {
 	tc = MethodCmd(ts, interp, token, objv[1]);
     } else if (tc->isApply && objc >= 2) {
-	tc = LambdaCmd(ts, objv[1]);
+	TraceCmd *lambda = LambdaCmd(ts, interp, objv[1]);
+
+	tc = lambda ? lambda : tc;
     }
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
@@ -566,6 +590,27 @@ TpTraceStart(
     if (Tcl_GetCommandInfo(interp, "::apply", &info)) {
 	ts->applyObjProc = info.objProc;
     }
+
+    /*
+     * And the Tcl_ObjType apply gives lambdas (not registered), from a
+     * throw-away one.
+     */
+
+    {
+	Tcl_Obj *objv[2];
+
+	objv[0] = Tcl_NewStringObj("::apply", -1);
+	objv[1] = Tcl_NewStringObj("{} {}", -1);
+	Tcl_IncrRefCount(objv[0]);
+	Tcl_IncrRefCount(objv[1]);
+	if (Tcl_EvalObjv(interp, 2, objv, TCL_EVAL_GLOBAL) == TCL_OK
+		&& objv[1]->typePtr != NULL
+		&& strcmp(objv[1]->typePtr->name, "lambdaExpr") == 0) {
+	    ts->lambdaType = objv[1]->typePtr;
+	}
+	Tcl_DecrRefCount(objv[0]);
+	Tcl_DecrRefCount(objv[1]);
+    }
     /*
      * Likewise TclOO objects' commands and their `my`, so that method
      * calls are named by method rather than by object.
@@ -653,6 +698,7 @@ TpTraceStop(
     for (tc = ts->all; tc != NULL; tc = next) {
 	next = tc->nextAll;
 	free(tc->name);
+	free(tc->file);
 	free(tc);
     }
     Tcl_DeleteHashTable(&ts->byToken);
@@ -716,7 +762,7 @@ CopyStack(
 	r = &out[slot->nTcl];
 	r->key = (uintptr_t) e->cmd;
 	r->anchor = e->anchor;
-	r->line = 0;
+	r->line = e->cmd->fileLen ? e->cmd->line : 0;
 	r->type = (uint8_t) e->cmd->type;
 	r->flags = 0;
 	r->fileOff = r->fileLen = 0;
@@ -729,12 +775,18 @@ CopyStack(
 	    if (out[k].key == r->key) {
 		r->nameOff = out[k].nameOff;
 		r->nameLen = out[k].nameLen;
+		r->fileOff = out[k].fileOff;
+		r->fileLen = out[k].fileLen;
 		break;
 	    }
 	}
 	if (k < 0 || k < (int) slot->nTcl - 8) {
 	    TpSlotPutStr(ring, slot, e->cmd->name, (size_t) e->cmd->nameLen,
 		    &r->nameOff, &r->nameLen);
+	    if (e->cmd->fileLen > 0) {
+		TpSlotPutStr(ring, slot, e->cmd->file,
+			(size_t) e->cmd->fileLen, &r->fileOff, &r->fileLen);
+	    }
 	}
 	slot->nTcl++;
     }

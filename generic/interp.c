@@ -1720,6 +1720,64 @@ TpInterpCoroutine(
 /*
  *----------------------------------------------------------------------
  *
+ * TpInterpCoroutineCaller, TpInterpCoroutineCommand --
+ *
+ *	For a running coroutine: the context that resumed it (another
+ *	running coroutine, or NULL for the interp's own context) with that
+ *	context's base level (its auxNumLevels, 0 for the interp's), so
+ *	that trace mode can walk nested coroutines as frames mode does
+ *	(corPtr->callerEEPtr); and the coroutine's command, which names
+ *	its "coroutine NAME" marker frame.
+ *
+ * Results:
+ *	TpInterpCoroutineCaller: 1, or 0 when the links do not look like a
+ *	running coroutine's (a coroutine switch is under way).
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	TpInterpCoroutineCaller: safe; pointers checked, as in CaptureInterp.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpCoroutineCaller(
+    void *cor,
+    void **callerPtr,
+    int *baseLevel)
+{
+    CoroutineData *corPtr = cor, *outer;
+    ExecEnv *ee;
+
+    *callerPtr = NULL;
+    *baseLevel = 0;
+    if (!OKP(corPtr) || !OKP(ee = corPtr->callerEEPtr)) {
+	return 0;
+    }
+    if ((outer = ee->corPtr) == NULL) {
+	return 1;
+    }
+    if (!OKP(outer) || outer->eePtr != ee
+	    || outer->auxNumLevels > corPtr->auxNumLevels) {
+	return 0;
+    }
+    *callerPtr = outer;
+    *baseLevel = outer->auxNumLevels;
+    return 1;
+}
+
+Tcl_Command
+TpInterpCoroutineCommand(
+    void *corPtr)
+{
+    return (Tcl_Command) ((CoroutineData *) corPtr)->cmdPtr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpInterpLambda --
  *
  *	What trace mode needs to name a call "apply lambda" as frames mode

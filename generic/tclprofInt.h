@@ -319,6 +319,10 @@ MODULE_SCOPE int	TpInterpNumLevels(Tcl_Interp *interp);
 MODULE_SCOPE void *	TpInterpCoroutine(Tcl_Interp *interp, int *baseLevel);
 						/* Running coroutine (or NULL)
 						 * and its auxNumLevels. */
+MODULE_SCOPE int	TpInterpCoroutineCaller(void *corPtr, void **callerPtr,
+			    int *baseLevel);	/* Signal-safe. The context that
+						 * resumed corPtr, its base. */
+MODULE_SCOPE Tcl_Command TpInterpCoroutineCommand(void *corPtr);
 MODULE_SCOPE int	TpInterpLambda(Tcl_Interp *interp, Tcl_Obj *lambdaObj,
 			    const Tcl_ObjType *lambdaType, Tcl_Obj **bodyPtr,
 			    Tcl_Obj **filePtr, int *linePtr);

@@ -21,7 +21,14 @@
  *
  *	Coroutines run at the level of the command that resumed them, plus
  *	their own depth: each coroutine has its own shadow stack, indexed by
- *	level - auxNumLevels, spliced over the main stack cut at auxNumLevels.
+ *	level - auxNumLevels (0: the coroutine's body command, which Tcl
+ *	runs at the resumer's level). As in frames mode, the capture splices
+ *	it over the resuming context under a "coroutine NAME" marker that
+ *	stands for the resuming command; nested coroutines are followed
+ *	through their resumers. An entry kept across a yield ran in its
+ *	resumer's trampoline, which the next resume may not share: its
+ *	anchor is dropped (it then follows the marker) when the resumer's
+ *	anchor has changed since it was written.
  *
  *	apply lambdas are named as frames mode names them ("apply
  *	file:line", TpLambdaName) and carry their file and line; both are
@@ -64,13 +71,19 @@ typedef struct TraceCmd {
 
 typedef struct ShadowEntry {
     TraceCmd *cmd;
-    uintptr_t anchor;
+    uintptr_t anchor;		/* SP of the trampoline running it. */
+    uintptr_t resumer;		/* Coroutine stacks: the resuming command's
+				 * anchor when this entry was written. */
 } ShadowEntry;
 
 typedef struct CoroStack {
     void *corPtr;		/* Coroutine owning it, or NULL. */
     uint64_t lastUse;
-    ShadowEntry *e;		/* TP_TRACE_LEVELS entries. */
+    ShadowEntry *e;		/* TP_TRACE_LEVELS entries; e[0] is the
+				 * coroutine's body command. */
+    TraceCmd *marker;		/* "coroutine NAME" (TP_TCL_CORO). */
+    Tcl_Command token;		/* The coroutine's command, and its name */
+    const char *tailPtr;	/* when marker was made (renames). */
 } CoroStack;
 
 struct TpTraceState {
@@ -87,7 +100,8 @@ struct TpTraceState {
     ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
     uint64_t useClock;
-    volatile int writing;	/* Level TraceProc is writing, 0 if none. */
+    volatile int writing;	/* Index TraceProc is writing + 1, 0 if
+				 * none... */
     volatile void *writingCoro;	/* ... and its coroutine. */
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
@@ -346,42 +360,160 @@ NewTraceCmd(
 /*
  *----------------------------------------------------------------------
  *
- * CoroStackFor --
+ * FindCoro --
  *
- *	The shadow stack of coroutine corPtr, taking the least recently used
- *	one when it has none.
+ *	The shadow stack of coroutine corPtr, if it has one.
  *
  * Results:
- *	The stack's entries.
+ *	The CoroStack, or NULL.
  *
  * Side effects:
- *	May recycle another coroutine's stack.
+ *	None.
+ *
+ * Signal safety:
+ *	Safe: reads our own array.
  *
  *----------------------------------------------------------------------
  */
 
-static ShadowEntry *
-CoroStackFor(
+static CoroStack *
+FindCoro(
     TpTraceState *ts,
     void *corPtr)
 {
+    int i;
+
+    for (i = 0; i < TP_TRACE_COROS; i++) {
+	if (ts->coros[i].corPtr == corPtr) {
+	    return &ts->coros[i];
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CoroStackFor --
+ *
+ *	The shadow stack of coroutine corPtr, taking the least recently used
+ *	one when it has none, with its marker "coroutine NAME" up to date
+ *	(named as frames mode names it, by the coroutine's command; remade
+ *	when the command is renamed).
+ *
+ * Results:
+ *	The CoroStack.
+ *
+ * Side effects:
+ *	May recycle another coroutine's stack; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static CoroStack *
+CoroStackFor(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    void *corPtr)
+{
     int i, lru = 0;
+    CoroStack *cs = NULL;
+    Tcl_Command token = TpInterpCoroutineCommand(corPtr);
+    const char *tail;
 
     ts->useClock++;
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	if (ts->coros[i].corPtr == corPtr) {
-	    ts->coros[i].lastUse = ts->useClock;
-	    return ts->coros[i].e;
+	    cs = &ts->coros[i];
+	    break;
 	}
 	if (ts->coros[i].lastUse < ts->coros[lru].lastUse) {
 	    lru = i;
 	}
     }
-    ts->coros[lru].corPtr = NULL;
-    memset(ts->coros[lru].e, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
-    ts->coros[lru].corPtr = corPtr;
-    ts->coros[lru].lastUse = ts->useClock;
-    return ts->coros[lru].e;
+    if (cs == NULL) {
+
+	/*
+	 * The handler may be reading this stack: unpublish it, clear it,
+	 * then publish it for its new owner.
+	 */
+
+	cs = &ts->coros[lru];
+	cs->corPtr = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memset(cs->e, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
+	cs->marker = NULL;
+	cs->token = NULL;
+	cs->tailPtr = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cs->corPtr = corPtr;
+    }
+    cs->lastUse = ts->useClock;
+    tail = Tcl_GetCommandName(interp, token);
+    if (cs->marker == NULL
+	    || ((cs->token != token || cs->tailPtr != tail) && *tail != '\0')) {
+	Tcl_Obj *full = Tcl_NewStringObj("coroutine ", -1);
+	const char *name;
+	int len;
+
+	Tcl_IncrRefCount(full);
+	Tcl_GetCommandFullName(interp, token, full);
+	name = Tcl_GetStringFromObj(full, &len);
+	cs->marker = NamedCmd(ts, name, len, TP_TCL_CORO);
+	Tcl_DecrRefCount(full);
+	cs->token = token;
+	cs->tailPtr = tail;
+    }
+    return cs;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ResumerEntry --
+ *
+ *	The entry of the command that resumed coroutine corPtr (whose base
+ *	level is base): in the resuming coroutine's stack, or in the main
+ *	stack.
+ *
+ * Results:
+ *	The entry, or NULL if unknown.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	Safe: checked pointers and our own arrays.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static ShadowEntry *
+ResumerEntry(
+    TpTraceState *ts,
+    void *corPtr,
+    int base)
+{
+    void *outer;
+    int outerBase, idx;
+    ShadowEntry *stack = ts->main;
+
+    if (!TpInterpCoroutineCaller(corPtr, &outer, &outerBase)) {
+	return NULL;
+    }
+    if (outer != NULL) {
+	CoroStack *cs = FindCoro(ts, outer);
+
+	if (cs == NULL) {
+	    return NULL;
+	}
+	stack = cs->e;
+    }
+    idx = base - outerBase;
+    if (idx < (outer ? 0 : 1) || idx >= TP_TRACE_LEVELS) {
+	return NULL;
+    }
+    return &stack[idx];
 }
 
 /*
@@ -413,14 +545,13 @@ TraceProc(
 {
     TpTraceState *ts = cd;
     uintptr_t frame = (uintptr_t) __builtin_frame_address(0);
-    TraceCmd *tc;
-    ShadowEntry *stack = ts->main;
+    uintptr_t resumerAnchor = 0;
+    TraceCmd *tc, *caller = NULL;
+    ShadowEntry *stack = ts->main, *e;
     void *corPtr;
-    int base = 0, rel;
+    int base = 0, rel, lo = 1;
 
     (void) command;
-    (void) objc;
-    (void) objv;
     if (!ts->calibrated) {
 	ts->calFrame = frame;
 	return TCL_OK;
@@ -436,44 +567,45 @@ TraceProc(
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
     if (corPtr != NULL) {
-	stack = CoroStackFor(ts, corPtr);
+	stack = CoroStackFor(ts, interp, corPtr)->e;
+	lo = 0;
     }
     rel = level - base;
-    if (rel < 1 || rel >= TP_TRACE_LEVELS) {
+    if (rel < lo || rel >= TP_TRACE_LEVELS) {
 	return TCL_OK;
     }
 
     /*
-     * The caller: one level up, in this stack or, at the coroutine's
-     * first level, the command that resumed it.
+     * The caller: one level up, in this stack or, for the coroutine's
+     * body command, the command that resumed it.
      */
 
-    {
-	TraceCmd *caller = NULL;
+    if (corPtr != NULL && (e = ResumerEntry(ts, corPtr, base)) != NULL) {
+	resumerAnchor = e->anchor;
+	caller = e->cmd;
+    }
+    if (rel > lo) {
+	caller = stack[rel - 1].cmd;
+    }
+    if (caller != NULL) {
+	TraceCmd *key[2];
+	int isNew;
+	Tcl_HashEntry *h;
 
-	if (rel > 1) {
-	    caller = stack[rel - 1].cmd;
-	} else if (corPtr != NULL && base >= 1 && base < TP_TRACE_LEVELS) {
-	    caller = ts->main[base].cmd;
-	}
-	if (caller != NULL) {
-	    TraceCmd *key[2];
-	    int isNew;
-	    Tcl_HashEntry *h;
-
-	    key[0] = caller;
-	    key[1] = tc;
-	    h = Tcl_CreateHashEntry(&ts->edges, (char *) key, &isNew);
-	    Tcl_SetHashValue(h, (ClientData) ((uintptr_t)
-		    Tcl_GetHashValue(h) + 1));
-	}
+	key[0] = caller;
+	key[1] = tc;
+	h = Tcl_CreateHashEntry(&ts->edges, (char *) key, &isNew);
+	Tcl_SetHashValue(h, (ClientData) ((uintptr_t)
+		Tcl_GetHashValue(h) + 1));
     }
 
     ts->writingCoro = corPtr;
-    __atomic_store_n(&ts->writing, rel, __ATOMIC_RELEASE);
+    __atomic_store_n(&ts->writing, rel + 1, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    stack[rel].cmd = tc;
-    stack[rel].anchor = frame + ts->spDelta;
+    e = &stack[rel];
+    e->cmd = tc;
+    e->anchor = frame + ts->spDelta;
+    e->resumer = resumerAnchor;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
     return TCL_OK;
@@ -714,13 +846,82 @@ TpTraceStop(
 /*
  *----------------------------------------------------------------------
  *
+ * EmitCmd --
+ *
+ *	Appends one Tcl frame for command tc to the slot.
+ *
+ * Results:
+ *	0 if the slot is full (TCLTRUNC set), else 1.
+ *
+ * Side effects:
+ *	Fills slot tcl[] and strings.
+ *
+ * Signal safety:
+ *	Handler only: reads our own immutable names.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+EmitCmd(
+    const TraceCmd *tc,
+    uintptr_t anchor,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    TpTclRaw *out = TpSlotTcl(ring, slot);
+    TpTclRaw *r;
+    int k, fileLen = tc->fileLen;
+
+    if (slot->nTcl >= ring->maxTcl) {
+	slot->flags |= TP_SLOT_TCLTRUNC;
+	return 0;
+    }
+    r = &out[slot->nTcl];
+    r->key = (uintptr_t) tc;
+    r->anchor = anchor;
+    r->line = fileLen ? tc->line : 0;
+    r->type = (uint8_t) tc->type;
+    r->flags = 0;
+    r->fileOff = r->fileLen = 0;
+
+    /*
+     * Recursion repeats names: reuse the bytes already copied.
+     */
+
+    for (k = (int) slot->nTcl - 1; k >= 0 && k >= (int) slot->nTcl - 8; k--) {
+	if (out[k].key == r->key) {
+	    r->nameOff = out[k].nameOff;
+	    r->nameLen = out[k].nameLen;
+	    r->fileOff = out[k].fileOff;
+	    r->fileLen = out[k].fileLen;
+	    break;
+	}
+    }
+    if (k < 0 || k < (int) slot->nTcl - 8) {
+	TpSlotPutStr(ring, slot, tc->name, (size_t) tc->nameLen,
+		&r->nameOff, &r->nameLen);
+	if (fileLen > 0) {
+	    TpSlotPutStr(ring, slot, tc->file, (size_t) fileLen,
+		    &r->fileOff, &r->fileLen);
+	}
+    }
+    slot->nTcl++;
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CopyStack --
  *
  *	Appends shadow entries [from, to] of one stack, innermost first, to
- *	the slot.
+ *	the slot. resumer, for a coroutine's stack, is the anchor of the
+ *	command resuming it now: entries written under another resumer lose
+ *	their anchor.
  *
  * Results:
- *	None.
+ *	0 if the slot is full, else 1.
  *
  * Side effects:
  *	Fills slot tcl[] and strings; sets TCLTRUNC when full.
@@ -731,65 +932,38 @@ TpTraceStop(
  *----------------------------------------------------------------------
  */
 
-static void
+static int
 CopyStack(
     TpTraceState *ts,
     const ShadowEntry *stack,
-    void *corPtr,
+    void *corPtr,		/* Coroutine owning stack, NULL for main. */
     int from,
     int to,
+    uintptr_t resumer,
     const TpRing *ring,
     TpSlot *slot)
 {
-    TpTclRaw *out = TpSlotTcl(ring, slot);
-    int lvl, skip = 0;
+    int lvl, skip = -1;
 
     if (ts->writing != 0 && ts->writingCoro == corPtr) {
-	skip = ts->writing;
+	skip = ts->writing - 1;
     }
     for (lvl = to; lvl >= from; lvl--) {
 	const ShadowEntry *e = &stack[lvl];
-	TpTclRaw *r;
-	int k;
+	const TraceCmd *tc = e->cmd;
+	uintptr_t anchor = e->anchor;
 
-	if (lvl == skip || e->cmd == NULL) {
+	if (lvl == skip || tc == NULL) {
 	    continue;
 	}
-	if (slot->nTcl >= ring->maxTcl) {
-	    slot->flags |= TP_SLOT_TCLTRUNC;
-	    return;
+	if (corPtr != NULL && e->resumer != resumer) {
+	    anchor = 0;
 	}
-	r = &out[slot->nTcl];
-	r->key = (uintptr_t) e->cmd;
-	r->anchor = e->anchor;
-	r->line = e->cmd->fileLen ? e->cmd->line : 0;
-	r->type = (uint8_t) e->cmd->type;
-	r->flags = 0;
-	r->fileOff = r->fileLen = 0;
-
-	/*
-	 * Recursion repeats names: reuse the bytes already copied.
-	 */
-
-	for (k = (int) slot->nTcl - 1; k >= 0 && k >= (int) slot->nTcl - 8; k--) {
-	    if (out[k].key == r->key) {
-		r->nameOff = out[k].nameOff;
-		r->nameLen = out[k].nameLen;
-		r->fileOff = out[k].fileOff;
-		r->fileLen = out[k].fileLen;
-		break;
-	    }
+	if (!EmitCmd(tc, anchor, ring, slot)) {
+	    return 0;
 	}
-	if (k < 0 || k < (int) slot->nTcl - 8) {
-	    TpSlotPutStr(ring, slot, e->cmd->name, (size_t) e->cmd->nameLen,
-		    &r->nameOff, &r->nameLen);
-	    if (e->cmd->fileLen > 0) {
-		TpSlotPutStr(ring, slot, e->cmd->file,
-			(size_t) e->cmd->fileLen, &r->fileOff, &r->fileLen);
-	    }
-	}
-	slot->nTcl++;
     }
+    return 1;
 }
 
 /*
@@ -797,8 +971,10 @@ CopyStack(
  *
  * TpTraceCapture --
  *
- *	Copies the shadow stack, cut at the interp's current level, into the
- *	slot (innermost first).
+ *	Copies the shadow stacks, cut at the interp's current level, into
+ *	the slot (innermost first): the running coroutine's, then under its
+ *	marker those of the contexts that resumed it, down to the main
+ *	stack.
  *
  * Results:
  *	None.
@@ -807,7 +983,7 @@ CopyStack(
  *	Fills the slot's Tcl frames.
  *
  * Signal safety:
- *	Handler only; reads numLevels and the running coroutine through
+ *	Handler only; reads numLevels and the running coroutines through
  *	interp.c's signal-safe accessors, and our own arrays.
  *
  *----------------------------------------------------------------------
@@ -820,22 +996,49 @@ TpTraceCapture(
     const TpRing *ring,
     TpSlot *slot)
 {
-    int level = TpInterpNumLevels(interp), base = 0, i;
+    int hi = TpInterpNumLevels(interp), base = 0, ctx;
     void *corPtr = TpInterpCoroutine(interp, &base);
 
-    if (level >= TP_TRACE_LEVELS + base) {
-	level = TP_TRACE_LEVELS - 1 + base;
+    for (ctx = 0; corPtr != NULL && ctx < TP_TRACE_COROS; ctx++) {
+	CoroStack *cs = FindCoro(ts, corPtr);
+	const ShadowEntry *re;
+	void *outer;
+	int outerBase;
+
+	if (!TpInterpCoroutineCaller(corPtr, &outer, &outerBase)
+		|| hi < base - 1) {
+	    slot->flags |= TP_SLOT_TCLERR;
+	    return;
+	}
+	re = ResumerEntry(ts, corPtr, base);
+	if (cs != NULL) {
+	    if (hi - base >= TP_TRACE_LEVELS) {
+		hi = base + TP_TRACE_LEVELS - 1;
+		slot->flags |= TP_SLOT_TCLTRUNC;
+	    }
+	    if (!CopyStack(ts, cs->e, corPtr, 0, hi - base,
+		    re ? re->anchor : 0, ring, slot)
+		    || (cs->marker != NULL && !EmitCmd(cs->marker,
+			    re ? re->anchor : 0, ring, slot))) {
+		return;
+	    }
+
+	    /*
+	     * The marker stands for the resuming command.
+	     */
+
+	    hi = base - 1;
+	} else {
+	    hi = base;
+	}
+	corPtr = outer;
+	base = outerBase;
+    }
+    if (hi - base >= TP_TRACE_LEVELS) {
+	hi = base + TP_TRACE_LEVELS - 1;
 	slot->flags |= TP_SLOT_TCLTRUNC;
     }
-    if (corPtr != NULL) {
-	for (i = 0; i < TP_TRACE_COROS; i++) {
-	    if (ts->coros[i].corPtr == corPtr) {
-		CopyStack(ts, ts->coros[i].e, corPtr, 1, level - base, ring,
-			slot);
-		break;
-	    }
-	}
-	level = base < TP_TRACE_LEVELS ? base : TP_TRACE_LEVELS - 1;
+    if (corPtr == NULL) {
+	CopyStack(ts, ts->main, NULL, 1, hi, 0, ring, slot);
     }
-    CopyStack(ts, ts->main, NULL, 1, level, ring, slot);
 }

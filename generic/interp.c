@@ -1778,6 +1778,91 @@ TpInterpCoroutineCommand(
 /*
  *----------------------------------------------------------------------
  *
+ * CallSitePos, TpInterpCallSite, TpInterpCallSiteLive --
+ *
+ *	Where the command being entered is called from: the CmdFrame on
+ *	top (the caller's bytecode frame, linked by TEBC before it
+ *	invokes, or a Tcl_EvalEx or list-eval frame) and the position in
+ *	it (the bytecode pc, or the command's text or list). Trace mode
+ *	records it with each shadow entry. The entry is stale (a later
+ *	command at its level has been entered, and its enter trace has not
+ *	run yet) when that CmdFrame, found within SITE_DEPTH frames of the
+ *	top, has moved on to another position: Tcl links the caller's
+ *	frame and sets its pc before it counts the new level. Frames pushed
+ *	by the running command itself (its own body calling out, an
+ *	[eval]) sit above the site, hence the few frames searched.
+ *
+ * Results:
+ *	TpInterpCallSiteLive: 0 if the entry recorded with (site, pos) is
+ *	known stale, else 1 (also when nothing was recorded). When stale
+ *	because the site is the top CmdFrame and has moved on, *nowPtr is
+ *	its position now (the command being entered), else 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	TpInterpCallSiteLive: safe; at most SITE_DEPTH checked pointers.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define SITE_DEPTH	4	/* CmdFrames searched for a call site: the
+				 * site itself, the running command's own
+				 * frame, and two nested script evals. */
+
+static uintptr_t
+CallSitePos(
+    const CmdFrame *cf)
+{
+    if (cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC) {
+	return (uintptr_t) cf->data.tebc.pc;
+    }
+    return cf->cmd ? (uintptr_t) cf->cmd : (uintptr_t) cf->cmdObj;
+}
+
+void
+TpInterpCallSite(
+    Tcl_Interp *interp,
+    uintptr_t *sitePtr,
+    uintptr_t *posPtr)
+{
+    CmdFrame *cf = ((Interp *) interp)->cmdFramePtr;
+
+    *sitePtr = (uintptr_t) cf;
+    *posPtr = cf ? CallSitePos(cf) : 0;
+}
+
+int
+TpInterpCallSiteLive(
+    Tcl_Interp *interp,
+    uintptr_t site,
+    uintptr_t pos,
+    uintptr_t *nowPtr)
+{
+    CmdFrame *cf = ((Interp *) interp)->cmdFramePtr;
+    uintptr_t now;
+    int i;
+
+    *nowPtr = 0;
+    if (site == 0) {
+	return 1;
+    }
+    for (i = 0; i < SITE_DEPTH && OKP(cf); i++, cf = cf->nextPtr) {
+	if ((uintptr_t) cf == site) {
+	    if ((now = CallSitePos(cf)) == pos) {
+		return 1;
+	    }
+	    *nowPtr = (i == 0) ? now : 0;
+	    return 0;
+	}
+    }
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpInterpLambda --
  *
  *	What trace mode needs to name a call "apply lambda" as frames mode

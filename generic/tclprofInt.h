@@ -323,6 +323,12 @@ MODULE_SCOPE int	TpInterpCoroutineCaller(void *corPtr, void **callerPtr,
 			    int *baseLevel);	/* Signal-safe. The context that
 						 * resumed corPtr, its base. */
 MODULE_SCOPE Tcl_Command TpInterpCoroutineCommand(void *corPtr);
+MODULE_SCOPE void	TpInterpCallSite(Tcl_Interp *interp, uintptr_t *sitePtr,
+			    uintptr_t *posPtr);	/* Where the command being
+						 * entered is called from. */
+MODULE_SCOPE int	TpInterpCallSiteLive(Tcl_Interp *interp, uintptr_t site,
+			    uintptr_t pos, uintptr_t *nowPtr);
+						/* Signal-safe. */
 MODULE_SCOPE int	TpInterpLambda(Tcl_Interp *interp, Tcl_Obj *lambdaObj,
 			    const Tcl_ObjType *lambdaType, Tcl_Obj **bodyPtr,
 			    Tcl_Obj **filePtr, int *linePtr);

@@ -30,6 +30,19 @@
  *	anchor is dropped (it then follows the marker) when the resumer's
  *	anchor has changed since it was written.
  *
+ *	Stale entries. Tcl counts a command's level before it runs the
+ *	enter traces, so from then until TraceProc writes the entry, the
+ *	entry at that level names the previous command run there. Tcl
+ *	spends ~250 ns there per command: with two procs called in turn,
+ *	11% of the samples were filed under the other one
+ *	(tests-perf/stale.tcl). Each entry records its call site
+ *	(TpInterpCallSite: the caller's CmdFrame and pc), and the handler
+ *	checks the innermost entry against it. A stale entry is replaced by
+ *	the command last entered from the site's new position (sites[], a
+ *	direct-mapped cache TraceProc fills: a loop calls from the same
+ *	sites again and again), as frames mode shows the command being
+ *	entered; or dropped when that is unknown.
+ *
  *	apply lambdas are named as frames mode names them ("apply
  *	file:line", TpLambdaName) and carry their file and line; both are
  *	found in TraceProc (TpInterpLambda), never in the handler.
@@ -49,6 +62,8 @@
 
 #define TP_TRACE_LEVELS	TP_MAX_DEPTH	/* Levels kept per shadow stack. */
 #define TP_TRACE_COROS	64		/* Coroutine stacks kept. */
+#define TP_TRACE_SITES	4096		/* Call sites remembered (a power
+					 * of 2). */
 
 typedef struct TraceCmd {
     char *name;			/* Fully qualified (global commands without
@@ -72,9 +87,15 @@ typedef struct TraceCmd {
 typedef struct ShadowEntry {
     TraceCmd *cmd;
     uintptr_t anchor;		/* SP of the trampoline running it. */
+    uintptr_t site, pos;	/* TpInterpCallSite when entered. */
     uintptr_t resumer;		/* Coroutine stacks: the resuming command's
 				 * anchor when this entry was written. */
 } ShadowEntry;
+
+typedef struct SiteEntry {
+    uintptr_t pos;		/* Call site position (TpInterpCallSite)... */
+    TraceCmd *cmd;		/* ... and the command last entered there. */
+} SiteEntry;
 
 typedef struct CoroStack {
     void *corPtr;		/* Coroutine owning it, or NULL. */
@@ -99,6 +120,7 @@ struct TpTraceState {
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
     ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
+    SiteEntry *sites;		/* TP_TRACE_SITES entries. */
     uint64_t useClock;
     volatile int writing;	/* Index TraceProc is writing + 1, 0 if
 				 * none... */
@@ -360,6 +382,33 @@ NewTraceCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * SiteHash --
+ *
+ *	The slot of a call site position in sites[].
+ *
+ * Results:
+ *	An index below TP_TRACE_SITES.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	Safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static inline unsigned
+SiteHash(
+    uintptr_t pos)
+{
+    return (unsigned) (((uint64_t) pos * 0x9E3779B97F4A7C15u) >> 52)
+	    & (TP_TRACE_SITES - 1);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * FindCoro --
  *
  *	The shadow stack of coroutine corPtr, if it has one.
@@ -521,8 +570,9 @@ ResumerEntry(
  *
  * TraceProc --
  *
- *	The enter trace: records the command at its level and counts the
- *	call and the edge from the command one level up.
+ *	The enter trace: records the command at its level, with its call
+ *	site, and counts the call and the edge from the command one level
+ *	up.
  *
  * Results:
  *	TCL_OK.
@@ -545,7 +595,7 @@ TraceProc(
 {
     TpTraceState *ts = cd;
     uintptr_t frame = (uintptr_t) __builtin_frame_address(0);
-    uintptr_t resumerAnchor = 0;
+    uintptr_t site, pos, resumerAnchor = 0;
     TraceCmd *tc, *caller = NULL;
     ShadowEntry *stack = ts->main, *e;
     void *corPtr;
@@ -599,12 +649,32 @@ TraceProc(
 		Tcl_GetHashValue(h) + 1));
     }
 
+    /*
+     * The call site, and the command last entered from it (see stale
+     * entries in the file header).
+     */
+
+    TpInterpCallSite(interp, &site, &pos);
+    if (pos != 0) {
+	SiteEntry *se = &ts->sites[SiteHash(pos)];
+
+	if (se->pos != pos || se->cmd != tc) {
+	    se->pos = 0;
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    se->cmd = tc;
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    se->pos = pos;
+	}
+    }
+
     ts->writingCoro = corPtr;
     __atomic_store_n(&ts->writing, rel + 1, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     e = &stack[rel];
     e->cmd = tc;
     e->anchor = frame + ts->spDelta;
+    e->site = site;
+    e->pos = pos;
     e->resumer = resumerAnchor;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
@@ -697,13 +767,14 @@ TpTraceStart(
     ts->trampLo = trampLo;
     ts->trampHi = trampHi;
     ts->main = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
+    ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	ts->coros[i].e = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
 	if (ts->coros[i].e == NULL) {
 	    Tcl_Panic("tclprof: out of memory");
 	}
     }
-    if (ts->main == NULL) {
+    if (ts->main == NULL || ts->sites == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
@@ -840,6 +911,7 @@ TpTraceStop(
 	free(ts->coros[i].e);
     }
     free(ts->main);
+    free(ts->sites);
     free(ts);
 }
 
@@ -916,9 +988,12 @@ EmitCmd(
  * CopyStack --
  *
  *	Appends shadow entries [from, to] of one stack, innermost first, to
- *	the slot. resumer, for a coroutine's stack, is the anchor of the
- *	command resuming it now: entries written under another resumer lose
- *	their anchor.
+ *	the slot. With checkTop, entry `to` is the innermost of the whole
+ *	Tcl stack: if stale, it is replaced by the command being entered
+ *	when sites[] knows it, else dropped (see the file header).
+ *	resumer, for a coroutine's stack, is the anchor of the command
+ *	resuming it now: entries written under another resumer lose their
+ *	anchor.
  *
  * Results:
  *	0 if the slot is full, else 1.
@@ -927,7 +1002,8 @@ EmitCmd(
  *	Fills slot tcl[] and strings; sets TCLTRUNC when full.
  *
  * Signal safety:
- *	Handler only: reads our own preallocated arrays and immutable names.
+ *	Handler only: reads our own preallocated arrays and immutable names,
+ *	and the interp's CmdFrames through TpInterpCallSiteLive.
  *
  *----------------------------------------------------------------------
  */
@@ -935,15 +1011,18 @@ EmitCmd(
 static int
 CopyStack(
     TpTraceState *ts,
+    Tcl_Interp *interp,
     const ShadowEntry *stack,
     void *corPtr,		/* Coroutine owning stack, NULL for main. */
     int from,
     int to,
+    int checkTop,
     uintptr_t resumer,
     const TpRing *ring,
     TpSlot *slot)
 {
     int lvl, skip = -1;
+    uintptr_t now;
 
     if (ts->writing != 0 && ts->writingCoro == corPtr) {
 	skip = ts->writing - 1;
@@ -958,6 +1037,14 @@ CopyStack(
 	}
 	if (corPtr != NULL && e->resumer != resumer) {
 	    anchor = 0;
+	}
+	if (checkTop && lvl == to
+		&& !TpInterpCallSiteLive(interp, e->site, e->pos, &now)) {
+	    const SiteEntry *se = &ts->sites[SiteHash(now)];
+
+	    if (now == 0 || se->pos != now || (tc = se->cmd) == NULL) {
+		continue;
+	    }
 	}
 	if (!EmitCmd(tc, anchor, ring, slot)) {
 	    return 0;
@@ -983,8 +1070,9 @@ CopyStack(
  *	Fills the slot's Tcl frames.
  *
  * Signal safety:
- *	Handler only; reads numLevels and the running coroutines through
- *	interp.c's signal-safe accessors, and our own arrays.
+ *	Handler only; reads numLevels, the running coroutines and the
+ *	CmdFrames through interp.c's signal-safe accessors, and our own
+ *	arrays.
  *
  *----------------------------------------------------------------------
  */
@@ -996,7 +1084,7 @@ TpTraceCapture(
     const TpRing *ring,
     TpSlot *slot)
 {
-    int hi = TpInterpNumLevels(interp), base = 0, ctx;
+    int hi = TpInterpNumLevels(interp), base = 0, ctx, top = 1;
     void *corPtr = TpInterpCoroutine(interp, &base);
 
     for (ctx = 0; corPtr != NULL && ctx < TP_TRACE_COROS; ctx++) {
@@ -1016,7 +1104,7 @@ TpTraceCapture(
 		hi = base + TP_TRACE_LEVELS - 1;
 		slot->flags |= TP_SLOT_TCLTRUNC;
 	    }
-	    if (!CopyStack(ts, cs->e, corPtr, 0, hi - base,
+	    if (!CopyStack(ts, interp, cs->e, corPtr, 0, hi - base, top,
 		    re ? re->anchor : 0, ring, slot)
 		    || (cs->marker != NULL && !EmitCmd(cs->marker,
 			    re ? re->anchor : 0, ring, slot))) {
@@ -1031,6 +1119,7 @@ TpTraceCapture(
 	} else {
 	    hi = base;
 	}
+	top = 0;
 	corPtr = outer;
 	base = outerBase;
     }
@@ -1039,6 +1128,6 @@ TpTraceCapture(
 	slot->flags |= TP_SLOT_TCLTRUNC;
     }
     if (corPtr == NULL) {
-	CopyStack(ts, ts->main, NULL, 1, hi, 0, ring, slot);
+	CopyStack(ts, interp, ts->main, NULL, 1, hi, top, 0, ring, slot);
     }
 }

@@ -14,7 +14,8 @@
 #	entry of ::stB under ::stA's name; that cannot be told from a true
 #	::stA sample, so the impossible paths measure one of the two
 #	levels: the full rate is about twice.) Frames mode is measured too,
-#	as a reference.
+#	as a reference. Before trace mode checked each innermost entry's
+#	call site: 10.6-10.9% of trace-mode samples at 250 us; since: 0.
 #
 #	Usage: tclsh stale.tcl ?-ms n? ?-rounds n? ?-interval us?
 #		?-modes {trace frames}?

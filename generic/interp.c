@@ -1897,7 +1897,7 @@ TpInterpLambda(
     int *linePtr)
 {
     Interp *iPtr = (Interp *) interp;
-    const Tcl_ObjType *bcType = Tcl_GetObjType("bytecode");
+    const Tcl_ObjType *bodyType;
     Proc *procPtr;
     Tcl_HashEntry *h;
     CmdFrame *cf;
@@ -1919,7 +1919,8 @@ TpInterpLambda(
     }
     procPtr = lambdaObj->internalRep.twoPtrValue.ptr1;
     *bodyPtr = procPtr->bodyPtr;
-    if (bcType != NULL && procPtr->bodyPtr->typePtr == bcType) {
+    bodyType = procPtr->bodyPtr->typePtr;
+    if (bodyType != NULL && strcmp(bodyType->name, "bytecode") == 0) {
 	h = Tcl_FindHashEntry(iPtr->lineBCPtr,
 		(char *) procPtr->bodyPtr->internalRep.twoPtrValue.ptr1);
 	if (h != NULL) {

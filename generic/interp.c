@@ -835,25 +835,12 @@ EmitCallFrame(
 	    e = CacheNew(c, procPtr, key);
 	    nm.n = 0;
 	    if (type == TP_TCL_LAMBDA) {
-		NameAdd(&nm, "apply ", -1);
 		bc = BcCached(c, procPtr->bodyPtr->internalRep.twoPtrValue.ptr1,
 			NULL);
-		if (bc->flen) {
-		    char num[16];
-		    int i = sizeof(num), v = bc->line > 0 ? bc->line : 0;
-
-		    do {
-			num[--i] = '0' + v % 10;
-		    } while ((v /= 10) && i > 0);
-		    NameAdd(&nm, TpSlotStr(c->ring, c->slot) + bc->foff,
-			    bc->flen);
-		    NameAdd(&nm, ":", 1);
-		    NameAdd(&nm, num + i, sizeof(num) - i);
-		} else if ((s = ObjBytes(procPtr->bodyPtr, &len)) != NULL) {
-		    NameAdd(&nm, "{", 1);
-		    NameAdd(&nm, s, len < 40 ? len : 40);
-		    NameAdd(&nm, len <= 40 ? "}" : "...}", -1);
-		}
+		s = bc->flen ? NULL : ObjBytes(procPtr->bodyPtr, &len);
+		nm.n = TpLambdaName(nm.b, TP_NAME_MAX,
+			TpSlotStr(c->ring, c->slot) + bc->foff, bc->flen,
+			bc->line, s, s ? len : 0);
 	    } else if (type == TP_TCL_METHOD ? !MethodName(fp, procPtr, &nm)
 		    : !CmdName(procPtr->cmdPtr, &nm)) {
 		nm.n = 0;
@@ -1728,6 +1715,233 @@ TpInterpCoroutine(
 
     *baseLevel = corPtr ? corPtr->auxNumLevels : 0;
     return corPtr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCoroutineCaller, TpInterpCoroutineCommand --
+ *
+ *	For a running coroutine: the context that resumed it (another
+ *	running coroutine, or NULL for the interp's own context) with that
+ *	context's base level (its auxNumLevels, 0 for the interp's), so
+ *	that trace mode can walk nested coroutines as frames mode does
+ *	(corPtr->callerEEPtr); and the coroutine's command, which names
+ *	its "coroutine NAME" marker frame.
+ *
+ * Results:
+ *	TpInterpCoroutineCaller: 1, or 0 when the links do not look like a
+ *	running coroutine's (a coroutine switch is under way).
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	TpInterpCoroutineCaller: safe; pointers checked, as in CaptureInterp.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpCoroutineCaller(
+    void *cor,
+    void **callerPtr,
+    int *baseLevel)
+{
+    CoroutineData *corPtr = cor, *outer;
+    ExecEnv *ee;
+
+    *callerPtr = NULL;
+    *baseLevel = 0;
+    if (!OKP(corPtr) || !OKP(ee = corPtr->callerEEPtr)) {
+	return 0;
+    }
+    if ((outer = ee->corPtr) == NULL) {
+	return 1;
+    }
+    if (!OKP(outer) || outer->eePtr != ee
+	    || outer->auxNumLevels > corPtr->auxNumLevels) {
+	return 0;
+    }
+    *callerPtr = outer;
+    *baseLevel = outer->auxNumLevels;
+    return 1;
+}
+
+Tcl_Command
+TpInterpCoroutineCommand(
+    void *corPtr)
+{
+    return (Tcl_Command) ((CoroutineData *) corPtr)->cmdPtr;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CallSitePos, TpInterpCallSite, TpInterpCallSiteLive --
+ *
+ *	Where the command being entered is called from: the CmdFrame on
+ *	top (the caller's bytecode frame, linked by TEBC before it
+ *	invokes, or a Tcl_EvalEx or list-eval frame) and the position in
+ *	it (the bytecode pc, or the command's text or list). Trace mode
+ *	records it with each shadow entry. The entry is stale (a later
+ *	command at its level has been entered, and its enter trace has not
+ *	run yet) when that CmdFrame, found within SITE_DEPTH frames of the
+ *	top, has moved on to another position: Tcl links the caller's
+ *	frame and sets its pc before it counts the new level. Frames pushed
+ *	by the running command itself (its own body calling out, an
+ *	[eval]) sit above the site, hence the few frames searched.
+ *
+ * Results:
+ *	TpInterpCallSiteLive: 0 if the entry recorded with (site, pos) is
+ *	known stale, else 1 (also when nothing was recorded). When stale
+ *	because the site is the top CmdFrame and has moved on, *nowPtr is
+ *	its position now (the command being entered), else 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	TpInterpCallSiteLive: safe; at most SITE_DEPTH checked pointers.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define SITE_DEPTH	4	/* CmdFrames searched for a call site: the
+				 * site itself, the running command's own
+				 * frame, and two nested script evals. */
+
+static uintptr_t
+CallSitePos(
+    const CmdFrame *cf)
+{
+    if (cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC) {
+	return (uintptr_t) cf->data.tebc.pc;
+    }
+    return cf->cmd ? (uintptr_t) cf->cmd : (uintptr_t) cf->cmdObj;
+}
+
+void
+TpInterpCallSite(
+    Tcl_Interp *interp,
+    uintptr_t *sitePtr,
+    uintptr_t *posPtr)
+{
+    CmdFrame *cf = ((Interp *) interp)->cmdFramePtr;
+
+    *sitePtr = (uintptr_t) cf;
+    *posPtr = cf ? CallSitePos(cf) : 0;
+}
+
+int
+TpInterpCallSiteLive(
+    Tcl_Interp *interp,
+    uintptr_t site,
+    uintptr_t pos,
+    uintptr_t *nowPtr)
+{
+    CmdFrame *cf = ((Interp *) interp)->cmdFramePtr;
+    uintptr_t now;
+    int i;
+
+    *nowPtr = 0;
+    if (site == 0) {
+	return 1;
+    }
+    for (i = 0; i < SITE_DEPTH && OKP(cf); i++, cf = cf->nextPtr) {
+	if ((uintptr_t) cf == site) {
+	    if ((now = CallSitePos(cf)) == pos) {
+		return 1;
+	    }
+	    *nowPtr = (i == 0) ? now : 0;
+	    return 0;
+	}
+    }
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpLambda --
+ *
+ *	What trace mode needs to name a call "apply lambda" as frames mode
+ *	does (EmitCallFrame): the lambda's body and, when it was written in
+ *	a sourced file, that file and the line its body starts on. The
+ *	lambda is first given its internal representation, exactly as
+ *	[apply] is about to do in the same context (the CmdFrame of the
+ *	call gives the location, TIP 280), so [apply] then finds it done;
+ *	a lambda that cannot be converted is left to [apply] to report.
+ *	The location is read where frames mode reads it: from the compiled
+ *	body's ExtCmdLoc, or before the first call compiles it, from the
+ *	location the compiler will use (iPtr->linePBodyPtr).
+ *
+ * Results:
+ *	1 and *bodyPtr, *filePtr (NULL if not from a file) and *linePtr;
+ *	0 if lambdaObj is not a valid lambda or lambdaType is unknown.
+ *
+ * Side effects:
+ *	Converts lambdaObj to a lambda (it may allocate and parse the
+ *	argument list). The interp's result and error state are kept.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpLambda(
+    Tcl_Interp *interp,
+    Tcl_Obj *lambdaObj,
+    const Tcl_ObjType *lambdaType,	/* apply's lambdaExpr type. */
+    Tcl_Obj **bodyPtr,
+    Tcl_Obj **filePtr,
+    int *linePtr)
+{
+    Interp *iPtr = (Interp *) interp;
+    const Tcl_ObjType *bodyType;
+    Proc *procPtr;
+    Tcl_HashEntry *h;
+    CmdFrame *cf;
+
+    *bodyPtr = *filePtr = NULL;
+    *linePtr = 0;
+    if (lambdaType == NULL || lambdaType->setFromAnyProc == NULL) {
+	return 0;
+    }
+    if (lambdaObj->typePtr != lambdaType || ((Proc *)
+	    lambdaObj->internalRep.twoPtrValue.ptr1)->iPtr != iPtr) {
+	Tcl_InterpState state = Tcl_SaveInterpState(interp, TCL_OK);
+
+	if (lambdaType->setFromAnyProc(interp, lambdaObj) != TCL_OK) {
+	    Tcl_RestoreInterpState(interp, state);
+	    return 0;
+	}
+	Tcl_DiscardInterpState(state);
+    }
+    procPtr = lambdaObj->internalRep.twoPtrValue.ptr1;
+    *bodyPtr = procPtr->bodyPtr;
+    bodyType = procPtr->bodyPtr->typePtr;
+    if (bodyType != NULL && strcmp(bodyType->name, "bytecode") == 0) {
+	h = Tcl_FindHashEntry(iPtr->lineBCPtr,
+		(char *) procPtr->bodyPtr->internalRep.twoPtrValue.ptr1);
+	if (h != NULL) {
+	    ExtCmdLoc *eclPtr = Tcl_GetHashValue(h);
+
+	    if (eclPtr->type == TCL_LOCATION_SOURCE && eclPtr->path) {
+		*filePtr = eclPtr->path;
+		*linePtr = eclPtr->start;
+	    }
+	    return 1;
+	}
+    }
+    h = Tcl_FindHashEntry(iPtr->linePBodyPtr, (char *) procPtr);
+    if (h != NULL && (cf = Tcl_GetHashValue(h)) != NULL
+	    && cf->type == TCL_LOCATION_SOURCE && cf->nline > 0
+	    && cf->line != NULL && cf->line[0] >= 0
+	    && cf->data.eval.path != NULL) {
+	*filePtr = cf->data.eval.path;
+	*linePtr = cf->line[0];
+    }
+    return 1;
 }
 
 /*

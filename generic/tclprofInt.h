@@ -338,6 +338,19 @@ MODULE_SCOPE int	TpInterpNumLevels(Tcl_Interp *interp);
 MODULE_SCOPE void *	TpInterpCoroutine(Tcl_Interp *interp, int *baseLevel);
 						/* Running coroutine (or NULL)
 						 * and its auxNumLevels. */
+MODULE_SCOPE int	TpInterpCoroutineCaller(void *corPtr, void **callerPtr,
+			    int *baseLevel);	/* Signal-safe. The context that
+						 * resumed corPtr, its base. */
+MODULE_SCOPE Tcl_Command TpInterpCoroutineCommand(void *corPtr);
+MODULE_SCOPE void	TpInterpCallSite(Tcl_Interp *interp, uintptr_t *sitePtr,
+			    uintptr_t *posPtr);	/* Where the command being
+						 * entered is called from. */
+MODULE_SCOPE int	TpInterpCallSiteLive(Tcl_Interp *interp, uintptr_t site,
+			    uintptr_t pos, uintptr_t *nowPtr);
+						/* Signal-safe. */
+MODULE_SCOPE int	TpInterpLambda(Tcl_Interp *interp, Tcl_Obj *lambdaObj,
+			    const Tcl_ObjType *lambdaType, Tcl_Obj **bodyPtr,
+			    Tcl_Obj **filePtr, int *linePtr);
 MODULE_SCOPE int	TpInterpMethodName(Tcl_Interp *interp, Tcl_Command token,
 			    Tcl_Obj *methodObj, Tcl_DString *dsPtr);
 MODULE_SCOPE void	TpInterpCommandProcs(Tcl_Interp *interp,
@@ -768,5 +781,8 @@ MODULE_SCOPE uint32_t	TpGetTid(void);
 MODULE_SCOPE void	TpSetError(Tcl_Interp *interp, const char *code1,
 			    const char *code2, const char *fmt, ...);
 MODULE_SCOPE const char *TpKindName(int kind);
+MODULE_SCOPE int	TpLambdaName(char *buf, int size, const char *file,
+			    int fileLen, int line, const char *body,
+			    int bodyLen);	/* Signal-safe. */
 
 #endif /* TCLPROF_INT_H */

@@ -21,7 +21,31 @@
  *
  *	Coroutines run at the level of the command that resumed them, plus
  *	their own depth: each coroutine has its own shadow stack, indexed by
- *	level - auxNumLevels, spliced over the main stack cut at auxNumLevels.
+ *	level - auxNumLevels (0: the coroutine's body command, which Tcl
+ *	runs at the resumer's level). As in frames mode, the capture splices
+ *	it over the resuming context under a "coroutine NAME" marker that
+ *	stands for the resuming command; nested coroutines are followed
+ *	through their resumers. An entry kept across a yield ran in its
+ *	resumer's trampoline, which the next resume may not share: its
+ *	anchor is dropped (it then follows the marker) when the resumer's
+ *	anchor has changed since it was written.
+ *
+ *	Stale entries. Tcl counts a command's level before it runs the
+ *	enter traces, so from then until TraceProc writes the entry, the
+ *	entry at that level names the previous command run there. Tcl
+ *	spends ~250 ns there per command: with two procs called in turn,
+ *	11% of the samples were filed under the other one
+ *	(tests-perf/stale.tcl). Each entry records its call site
+ *	(TpInterpCallSite: the caller's CmdFrame and pc), and the handler
+ *	checks the innermost entry against it. A stale entry is replaced by
+ *	the command last entered from the site's new position (sites[], a
+ *	direct-mapped cache TraceProc fills: a loop calls from the same
+ *	sites again and again), as frames mode shows the command being
+ *	entered; or dropped when that is unknown.
+ *
+ *	apply lambdas are named as frames mode names them ("apply
+ *	file:line", TpLambdaName) and carry their file and line; both are
+ *	found in TraceProc (TpInterpLambda), never in the handler.
  *
  *	The handler can interrupt TraceProc itself. Entries are fixed-size
  *	slots in arrays allocated at start (never reallocated); TraceProc
@@ -38,6 +62,8 @@
 
 #define TP_TRACE_LEVELS	TP_MAX_DEPTH	/* Levels kept per shadow stack. */
 #define TP_TRACE_COROS	64		/* Coroutine stacks kept. */
+#define TP_TRACE_SITES	4096		/* Call sites remembered (a power
+					 * of 2). */
 
 typedef struct TraceCmd {
     char *name;			/* Fully qualified (global commands without
@@ -50,19 +76,35 @@ typedef struct TraceCmd {
     int isObject;		/* A TclOO object's command or `my`: calls
 				 * are named by method (MethodCmd). */
     int isApply;		/* apply: calls are named by lambda. */
+    char *file;			/* Lambdas: the file they were written in,
+				 * or NULL... */
+    int fileLen;
+    int line;			/* ... and the line their body starts on. */
     uint64_t calls;		/* Exact number of calls. */
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
 
 typedef struct ShadowEntry {
     TraceCmd *cmd;
-    uintptr_t anchor;
+    uintptr_t anchor;		/* SP of the trampoline running it. */
+    uintptr_t site, pos;	/* TpInterpCallSite when entered. */
+    uintptr_t resumer;		/* Coroutine stacks: the resuming command's
+				 * anchor when this entry was written. */
 } ShadowEntry;
+
+typedef struct SiteEntry {
+    uintptr_t pos;		/* Call site position (TpInterpCallSite)... */
+    TraceCmd *cmd;		/* ... and the command last entered there. */
+} SiteEntry;
 
 typedef struct CoroStack {
     void *corPtr;		/* Coroutine owning it, or NULL. */
     uint64_t lastUse;
-    ShadowEntry *e;		/* TP_TRACE_LEVELS entries. */
+    ShadowEntry *e;		/* TP_TRACE_LEVELS entries; e[0] is the
+				 * coroutine's body command. */
+    TraceCmd *marker;		/* "coroutine NAME" (TP_TCL_CORO). */
+    Tcl_Command token;		/* The coroutine's command, and its name */
+    const char *tailPtr;	/* when marker was made (renames). */
 } CoroStack;
 
 struct TpTraceState {
@@ -74,11 +116,14 @@ struct TpTraceState {
     Tcl_ObjCmdProc *objObjProc;	/* objProc of TclOO objects' commands... */
     Tcl_ObjCmdProc *myObjProc;	/* ... and of their `my`. */
     Tcl_ObjCmdProc *applyObjProc;/* objProc of apply. */
+    const Tcl_ObjType *lambdaType;/* apply's lambda Tcl_ObjType. */
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
     ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
+    SiteEntry *sites;		/* TP_TRACE_SITES entries. */
     uint64_t useClock;
-    volatile int writing;	/* Level TraceProc is writing, 0 if none. */
+    volatile int writing;	/* Index TraceProc is writing + 1, 0 if
+				 * none... */
     volatile void *writingCoro;	/* ... and its coroutine. */
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
@@ -92,7 +137,8 @@ static TraceCmd *MethodCmd(TpTraceState *ts, Tcl_Interp *interp,
 	Tcl_Command token, Tcl_Obj *methodObj);
 static TraceCmd *NamedCmd(TpTraceState *ts, const char *name, int len,
 	int type);
-static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Obj *lambdaObj);
+static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Interp *interp,
+	Tcl_Obj *lambdaObj);
 static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
 static Tcl_ObjCmdProc CalibrateCmd;
@@ -203,14 +249,20 @@ MethodCmd(
  *
  * LambdaCmd --
  *
- *	The TraceCmd of "apply lambda": "apply {body...}" with the first 40
- *	bytes of the body, so that different lambdas are different frames.
+ *	The TraceCmd of "apply lambda", named as frames mode names the
+ *	lambda's frame (TpLambdaName: "apply file:line", else "apply
+ *	{body...}") and, for a lambda written in a file, carrying that file
+ *	and line, so that both modes show the same node. The lambda is
+ *	read through its internal representation (TpInterpLambda), never
+ *	as a list: making it a list would throw away [apply]'s compiled
+ *	body at every call.
  *
  * Results:
- *	The TraceCmd (type TP_TCL_LAMBDA).
+ *	The TraceCmd (type TP_TCL_LAMBDA), or NULL if lambdaObj is not a
+ *	valid lambda ([apply] will say why).
  *
  * Side effects:
- *	May allocate.
+ *	May allocate; converts lambdaObj as [apply] would.
  *
  *----------------------------------------------------------------------
  */
@@ -218,33 +270,39 @@ MethodCmd(
 static TraceCmd *
 LambdaCmd(
     TpTraceState *ts,
+    Tcl_Interp *interp,
     Tcl_Obj *lambdaObj)
 {
-    Tcl_Obj *bodyObj = NULL;
-    Tcl_DString ds;
+    Tcl_Obj *bodyObj, *fileObj;
+    const char *body = NULL, *file = NULL;
+    int bodyLen = 0, fileLen = 0, line, len;
+    char name[TP_NAME_MAX + 1];
     TraceCmd *tc;
-    const char *body = "";
-    int len = 0;
 
-    if (Tcl_ListObjIndex(NULL, lambdaObj, 1, &bodyObj) == TCL_OK
-	    && bodyObj != NULL) {
-	body = Tcl_GetStringFromObj(bodyObj, &len);
+    if (!TpInterpLambda(interp, lambdaObj, ts->lambdaType, &bodyObj,
+	    &fileObj, &line)) {
+	return NULL;
     }
-    while (len > 0 && (*body == ' ' || *body == '\n' || *body == '\t')) {
-	body++;
-	len--;
+    if (fileObj != NULL) {
+	file = Tcl_GetStringFromObj(fileObj, &fileLen);
+    } else if (bodyObj != NULL && bodyObj->bytes != NULL) {
+	body = Tcl_GetStringFromObj(bodyObj, &bodyLen);
     }
-    while (len > 0 && (body[len - 1] == ' ' || body[len - 1] == '\n'
-	    || body[len - 1] == '\t')) {
-	len--;
+    len = TpLambdaName(name, TP_NAME_MAX, file, fileLen, line, body,
+	    bodyLen);
+    name[len] = '\0';
+    tc = NamedCmd(ts, name, len, TP_TCL_LAMBDA);
+    if (tc->file == NULL && fileLen > 0) {
+	tc->file = malloc((size_t) fileLen + 1);
+	if (tc->file == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	memcpy(tc->file, file, (size_t) fileLen);
+	tc->file[fileLen] = '\0';
+	tc->line = line;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	tc->fileLen = fileLen;
     }
-    Tcl_DStringInit(&ds);
-    Tcl_DStringAppend(&ds, "apply {", -1);
-    Tcl_DStringAppend(&ds, body, len < 40 ? len : 40);
-    Tcl_DStringAppend(&ds, len <= 40 ? "}" : "...}", -1);
-    tc = NamedCmd(ts, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
-	    TP_TCL_LAMBDA);
-    Tcl_DStringFree(&ds);
     return tc;
 }
 
@@ -324,42 +382,187 @@ NewTraceCmd(
 /*
  *----------------------------------------------------------------------
  *
- * CoroStackFor --
+ * SiteHash --
  *
- *	The shadow stack of coroutine corPtr, taking the least recently used
- *	one when it has none.
+ *	The slot of a call site position in sites[].
  *
  * Results:
- *	The stack's entries.
+ *	An index below TP_TRACE_SITES.
  *
  * Side effects:
- *	May recycle another coroutine's stack.
+ *	None.
+ *
+ * Signal safety:
+ *	Safe.
  *
  *----------------------------------------------------------------------
  */
 
-static ShadowEntry *
-CoroStackFor(
+static inline unsigned
+SiteHash(
+    uintptr_t pos)
+{
+    return (unsigned) (((uint64_t) pos * 0x9E3779B97F4A7C15u) >> 52)
+	    & (TP_TRACE_SITES - 1);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FindCoro --
+ *
+ *	The shadow stack of coroutine corPtr, if it has one.
+ *
+ * Results:
+ *	The CoroStack, or NULL.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	Safe: reads our own array.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static CoroStack *
+FindCoro(
     TpTraceState *ts,
     void *corPtr)
 {
+    int i;
+
+    for (i = 0; i < TP_TRACE_COROS; i++) {
+	if (ts->coros[i].corPtr == corPtr) {
+	    return &ts->coros[i];
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CoroStackFor --
+ *
+ *	The shadow stack of coroutine corPtr, taking the least recently used
+ *	one when it has none, with its marker "coroutine NAME" up to date
+ *	(named as frames mode names it, by the coroutine's command; remade
+ *	when the command is renamed).
+ *
+ * Results:
+ *	The CoroStack.
+ *
+ * Side effects:
+ *	May recycle another coroutine's stack; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static CoroStack *
+CoroStackFor(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    void *corPtr)
+{
     int i, lru = 0;
+    CoroStack *cs = NULL;
+    Tcl_Command token = TpInterpCoroutineCommand(corPtr);
+    const char *tail;
 
     ts->useClock++;
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	if (ts->coros[i].corPtr == corPtr) {
-	    ts->coros[i].lastUse = ts->useClock;
-	    return ts->coros[i].e;
+	    cs = &ts->coros[i];
+	    break;
 	}
 	if (ts->coros[i].lastUse < ts->coros[lru].lastUse) {
 	    lru = i;
 	}
     }
-    ts->coros[lru].corPtr = NULL;
-    memset(ts->coros[lru].e, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
-    ts->coros[lru].corPtr = corPtr;
-    ts->coros[lru].lastUse = ts->useClock;
-    return ts->coros[lru].e;
+    if (cs == NULL) {
+
+	/*
+	 * The handler may be reading this stack: unpublish it, clear it,
+	 * then publish it for its new owner.
+	 */
+
+	cs = &ts->coros[lru];
+	cs->corPtr = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memset(cs->e, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
+	cs->marker = NULL;
+	cs->token = NULL;
+	cs->tailPtr = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cs->corPtr = corPtr;
+    }
+    cs->lastUse = ts->useClock;
+    tail = Tcl_GetCommandName(interp, token);
+    if (cs->marker == NULL
+	    || ((cs->token != token || cs->tailPtr != tail) && *tail != '\0')) {
+	Tcl_Obj *full = Tcl_NewStringObj("coroutine ", -1);
+	const char *name;
+	int len;
+
+	Tcl_IncrRefCount(full);
+	Tcl_GetCommandFullName(interp, token, full);
+	name = Tcl_GetStringFromObj(full, &len);
+	cs->marker = NamedCmd(ts, name, len, TP_TCL_CORO);
+	Tcl_DecrRefCount(full);
+	cs->token = token;
+	cs->tailPtr = tail;
+    }
+    return cs;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ResumerEntry --
+ *
+ *	The entry of the command that resumed coroutine corPtr (whose base
+ *	level is base): in the resuming coroutine's stack, or in the main
+ *	stack.
+ *
+ * Results:
+ *	The entry, or NULL if unknown.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	Safe: checked pointers and our own arrays.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static ShadowEntry *
+ResumerEntry(
+    TpTraceState *ts,
+    void *corPtr,
+    int base)
+{
+    void *outer;
+    int outerBase, idx;
+    ShadowEntry *stack = ts->main;
+
+    if (!TpInterpCoroutineCaller(corPtr, &outer, &outerBase)) {
+	return NULL;
+    }
+    if (outer != NULL) {
+	CoroStack *cs = FindCoro(ts, outer);
+
+	if (cs == NULL) {
+	    return NULL;
+	}
+	stack = cs->e;
+    }
+    idx = base - outerBase;
+    if (idx < (outer ? 0 : 1) || idx >= TP_TRACE_LEVELS) {
+	return NULL;
+    }
+    return &stack[idx];
 }
 
 /*
@@ -367,8 +570,9 @@ CoroStackFor(
  *
  * TraceProc --
  *
- *	The enter trace: records the command at its level and counts the
- *	call and the edge from the command one level up.
+ *	The enter trace: records the command at its level, with its call
+ *	site, and counts the call and the edge from the command one level
+ *	up.
  *
  * Results:
  *	TCL_OK.
@@ -391,14 +595,13 @@ TraceProc(
 {
     TpTraceState *ts = cd;
     uintptr_t frame = (uintptr_t) __builtin_frame_address(0);
-    TraceCmd *tc;
-    ShadowEntry *stack = ts->main;
+    uintptr_t site, pos, resumerAnchor = 0;
+    TraceCmd *tc, *caller = NULL;
+    ShadowEntry *stack = ts->main, *e;
     void *corPtr;
-    int base = 0, rel;
+    int base = 0, rel, lo = 1;
 
     (void) command;
-    (void) objc;
-    (void) objv;
     if (!ts->calibrated) {
 	ts->calFrame = frame;
 	return TCL_OK;
@@ -407,49 +610,72 @@ TraceProc(
     if (tc->isObject && objc >= 2) {
 	tc = MethodCmd(ts, interp, token, objv[1]);
     } else if (tc->isApply && objc >= 2) {
-	tc = LambdaCmd(ts, objv[1]);
+	TraceCmd *lambda = LambdaCmd(ts, interp, objv[1]);
+
+	tc = lambda ? lambda : tc;
     }
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
     if (corPtr != NULL) {
-	stack = CoroStackFor(ts, corPtr);
+	stack = CoroStackFor(ts, interp, corPtr)->e;
+	lo = 0;
     }
     rel = level - base;
-    if (rel < 1 || rel >= TP_TRACE_LEVELS) {
+    if (rel < lo || rel >= TP_TRACE_LEVELS) {
 	return TCL_OK;
     }
 
     /*
-     * The caller: one level up, in this stack or, at the coroutine's
-     * first level, the command that resumed it.
+     * The caller: one level up, in this stack or, for the coroutine's
+     * body command, the command that resumed it.
      */
 
-    {
-	TraceCmd *caller = NULL;
+    if (corPtr != NULL && (e = ResumerEntry(ts, corPtr, base)) != NULL) {
+	resumerAnchor = e->anchor;
+	caller = e->cmd;
+    }
+    if (rel > lo) {
+	caller = stack[rel - 1].cmd;
+    }
+    if (caller != NULL) {
+	TraceCmd *key[2];
+	int isNew;
+	Tcl_HashEntry *h;
 
-	if (rel > 1) {
-	    caller = stack[rel - 1].cmd;
-	} else if (corPtr != NULL && base >= 1 && base < TP_TRACE_LEVELS) {
-	    caller = ts->main[base].cmd;
-	}
-	if (caller != NULL) {
-	    TraceCmd *key[2];
-	    int isNew;
-	    Tcl_HashEntry *h;
+	key[0] = caller;
+	key[1] = tc;
+	h = Tcl_CreateHashEntry(&ts->edges, (char *) key, &isNew);
+	Tcl_SetHashValue(h, (ClientData) ((uintptr_t)
+		Tcl_GetHashValue(h) + 1));
+    }
 
-	    key[0] = caller;
-	    key[1] = tc;
-	    h = Tcl_CreateHashEntry(&ts->edges, (char *) key, &isNew);
-	    Tcl_SetHashValue(h, (ClientData) ((uintptr_t)
-		    Tcl_GetHashValue(h) + 1));
+    /*
+     * The call site, and the command last entered from it (see stale
+     * entries in the file header).
+     */
+
+    TpInterpCallSite(interp, &site, &pos);
+    if (pos != 0) {
+	SiteEntry *se = &ts->sites[SiteHash(pos)];
+
+	if (se->pos != pos || se->cmd != tc) {
+	    se->pos = 0;
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    se->cmd = tc;
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    se->pos = pos;
 	}
     }
 
     ts->writingCoro = corPtr;
-    __atomic_store_n(&ts->writing, rel, __ATOMIC_RELEASE);
+    __atomic_store_n(&ts->writing, rel + 1, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    stack[rel].cmd = tc;
-    stack[rel].anchor = frame + ts->spDelta;
+    e = &stack[rel];
+    e->cmd = tc;
+    e->anchor = frame + ts->spDelta;
+    e->site = site;
+    e->pos = pos;
+    e->resumer = resumerAnchor;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
     return TCL_OK;
@@ -541,13 +767,14 @@ TpTraceStart(
     ts->trampLo = trampLo;
     ts->trampHi = trampHi;
     ts->main = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
+    ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	ts->coros[i].e = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
 	if (ts->coros[i].e == NULL) {
 	    Tcl_Panic("tclprof: out of memory");
 	}
     }
-    if (ts->main == NULL) {
+    if (ts->main == NULL || ts->sites == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
@@ -565,6 +792,27 @@ TpTraceStart(
     Tcl_DeleteCommand(interp, "::tclprof::Probe");
     if (Tcl_GetCommandInfo(interp, "::apply", &info)) {
 	ts->applyObjProc = info.objProc;
+    }
+
+    /*
+     * And the Tcl_ObjType apply gives lambdas (not registered), from a
+     * throw-away one.
+     */
+
+    {
+	Tcl_Obj *objv[2];
+
+	objv[0] = Tcl_NewStringObj("::apply", -1);
+	objv[1] = Tcl_NewStringObj("{} {}", -1);
+	Tcl_IncrRefCount(objv[0]);
+	Tcl_IncrRefCount(objv[1]);
+	if (Tcl_EvalObjv(interp, 2, objv, TCL_EVAL_GLOBAL) == TCL_OK
+		&& objv[1]->typePtr != NULL
+		&& strcmp(objv[1]->typePtr->name, "lambdaExpr") == 0) {
+	    ts->lambdaType = objv[1]->typePtr;
+	}
+	Tcl_DecrRefCount(objv[0]);
+	Tcl_DecrRefCount(objv[1]);
     }
     /*
      * Likewise TclOO objects' commands and their `my`, so that method
@@ -653,6 +901,7 @@ TpTraceStop(
     for (tc = ts->all; tc != NULL; tc = next) {
 	next = tc->nextAll;
 	free(tc->name);
+	free(tc->file);
 	free(tc);
     }
     Tcl_DeleteHashTable(&ts->byToken);
@@ -662,7 +911,75 @@ TpTraceStop(
 	free(ts->coros[i].e);
     }
     free(ts->main);
+    free(ts->sites);
     free(ts);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * EmitCmd --
+ *
+ *	Appends one Tcl frame for command tc to the slot.
+ *
+ * Results:
+ *	0 if the slot is full (TCLTRUNC set), else 1.
+ *
+ * Side effects:
+ *	Fills slot tcl[] and strings.
+ *
+ * Signal safety:
+ *	Handler only: reads our own immutable names.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+EmitCmd(
+    const TraceCmd *tc,
+    uintptr_t anchor,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    TpTclRaw *out = TpSlotTcl(ring, slot);
+    TpTclRaw *r;
+    int k, fileLen = tc->fileLen;
+
+    if (slot->nTcl >= ring->maxTcl) {
+	slot->flags |= TP_SLOT_TCLTRUNC;
+	return 0;
+    }
+    r = &out[slot->nTcl];
+    r->key = (uintptr_t) tc;
+    r->anchor = anchor;
+    r->line = fileLen ? tc->line : 0;
+    r->type = (uint8_t) tc->type;
+    r->flags = 0;
+    r->fileOff = r->fileLen = 0;
+
+    /*
+     * Recursion repeats names: reuse the bytes already copied.
+     */
+
+    for (k = (int) slot->nTcl - 1; k >= 0 && k >= (int) slot->nTcl - 8; k--) {
+	if (out[k].key == r->key) {
+	    r->nameOff = out[k].nameOff;
+	    r->nameLen = out[k].nameLen;
+	    r->fileOff = out[k].fileOff;
+	    r->fileLen = out[k].fileLen;
+	    break;
+	}
+    }
+    if (k < 0 || k < (int) slot->nTcl - 8) {
+	TpSlotPutStr(ring, slot, tc->name, (size_t) tc->nameLen,
+		&r->nameOff, &r->nameLen);
+	if (fileLen > 0) {
+	    TpSlotPutStr(ring, slot, tc->file, (size_t) fileLen,
+		    &r->fileOff, &r->fileLen);
+	}
+    }
+    slot->nTcl++;
+    return 1;
 }
 
 /*
@@ -671,73 +988,69 @@ TpTraceStop(
  * CopyStack --
  *
  *	Appends shadow entries [from, to] of one stack, innermost first, to
- *	the slot.
+ *	the slot. With checkTop, entry `to` is the innermost of the whole
+ *	Tcl stack: if stale, it is replaced by the command being entered
+ *	when sites[] knows it, else dropped (see the file header).
+ *	resumer, for a coroutine's stack, is the anchor of the command
+ *	resuming it now: entries written under another resumer lose their
+ *	anchor.
  *
  * Results:
- *	None.
+ *	0 if the slot is full, else 1.
  *
  * Side effects:
  *	Fills slot tcl[] and strings; sets TCLTRUNC when full.
  *
  * Signal safety:
- *	Handler only: reads our own preallocated arrays and immutable names.
+ *	Handler only: reads our own preallocated arrays and immutable names,
+ *	and the interp's CmdFrames through TpInterpCallSiteLive.
  *
  *----------------------------------------------------------------------
  */
 
-static void
+static int
 CopyStack(
     TpTraceState *ts,
+    Tcl_Interp *interp,
     const ShadowEntry *stack,
-    void *corPtr,
+    void *corPtr,		/* Coroutine owning stack, NULL for main. */
     int from,
     int to,
+    int checkTop,
+    uintptr_t resumer,
     const TpRing *ring,
     TpSlot *slot)
 {
-    TpTclRaw *out = TpSlotTcl(ring, slot);
-    int lvl, skip = 0;
+    int lvl, skip = -1;
+    uintptr_t now;
 
     if (ts->writing != 0 && ts->writingCoro == corPtr) {
-	skip = ts->writing;
+	skip = ts->writing - 1;
     }
     for (lvl = to; lvl >= from; lvl--) {
 	const ShadowEntry *e = &stack[lvl];
-	TpTclRaw *r;
-	int k;
+	const TraceCmd *tc = e->cmd;
+	uintptr_t anchor = e->anchor;
 
-	if (lvl == skip || e->cmd == NULL) {
+	if (lvl == skip || tc == NULL) {
 	    continue;
 	}
-	if (slot->nTcl >= ring->maxTcl) {
-	    slot->flags |= TP_SLOT_TCLTRUNC;
-	    return;
+	if (corPtr != NULL && e->resumer != resumer) {
+	    anchor = 0;
 	}
-	r = &out[slot->nTcl];
-	r->key = (uintptr_t) e->cmd;
-	r->anchor = e->anchor;
-	r->line = 0;
-	r->type = (uint8_t) e->cmd->type;
-	r->flags = 0;
-	r->fileOff = r->fileLen = 0;
+	if (checkTop && lvl == to
+		&& !TpInterpCallSiteLive(interp, e->site, e->pos, &now)) {
+	    const SiteEntry *se = &ts->sites[SiteHash(now)];
 
-	/*
-	 * Recursion repeats names: reuse the bytes already copied.
-	 */
-
-	for (k = (int) slot->nTcl - 1; k >= 0 && k >= (int) slot->nTcl - 8; k--) {
-	    if (out[k].key == r->key) {
-		r->nameOff = out[k].nameOff;
-		r->nameLen = out[k].nameLen;
-		break;
+	    if (now == 0 || se->pos != now || (tc = se->cmd) == NULL) {
+		continue;
 	    }
 	}
-	if (k < 0 || k < (int) slot->nTcl - 8) {
-	    TpSlotPutStr(ring, slot, e->cmd->name, (size_t) e->cmd->nameLen,
-		    &r->nameOff, &r->nameLen);
+	if (!EmitCmd(tc, anchor, ring, slot)) {
+	    return 0;
 	}
-	slot->nTcl++;
     }
+    return 1;
 }
 
 /*
@@ -745,8 +1058,10 @@ CopyStack(
  *
  * TpTraceCapture --
  *
- *	Copies the shadow stack, cut at the interp's current level, into the
- *	slot (innermost first).
+ *	Copies the shadow stacks, cut at the interp's current level, into
+ *	the slot (innermost first): the running coroutine's, then under its
+ *	marker those of the contexts that resumed it, down to the main
+ *	stack.
  *
  * Results:
  *	None.
@@ -755,8 +1070,9 @@ CopyStack(
  *	Fills the slot's Tcl frames.
  *
  * Signal safety:
- *	Handler only; reads numLevels and the running coroutine through
- *	interp.c's signal-safe accessors, and our own arrays.
+ *	Handler only; reads numLevels, the running coroutines and the
+ *	CmdFrames through interp.c's signal-safe accessors, and our own
+ *	arrays.
  *
  *----------------------------------------------------------------------
  */
@@ -768,22 +1084,50 @@ TpTraceCapture(
     const TpRing *ring,
     TpSlot *slot)
 {
-    int level = TpInterpNumLevels(interp), base = 0, i;
+    int hi = TpInterpNumLevels(interp), base = 0, ctx, top = 1;
     void *corPtr = TpInterpCoroutine(interp, &base);
 
-    if (level >= TP_TRACE_LEVELS + base) {
-	level = TP_TRACE_LEVELS - 1 + base;
+    for (ctx = 0; corPtr != NULL && ctx < TP_TRACE_COROS; ctx++) {
+	CoroStack *cs = FindCoro(ts, corPtr);
+	const ShadowEntry *re;
+	void *outer;
+	int outerBase;
+
+	if (!TpInterpCoroutineCaller(corPtr, &outer, &outerBase)
+		|| hi < base - 1) {
+	    slot->flags |= TP_SLOT_TCLERR;
+	    return;
+	}
+	re = ResumerEntry(ts, corPtr, base);
+	if (cs != NULL) {
+	    if (hi - base >= TP_TRACE_LEVELS) {
+		hi = base + TP_TRACE_LEVELS - 1;
+		slot->flags |= TP_SLOT_TCLTRUNC;
+	    }
+	    if (!CopyStack(ts, interp, cs->e, corPtr, 0, hi - base, top,
+		    re ? re->anchor : 0, ring, slot)
+		    || (cs->marker != NULL && !EmitCmd(cs->marker,
+			    re ? re->anchor : 0, ring, slot))) {
+		return;
+	    }
+
+	    /*
+	     * The marker stands for the resuming command.
+	     */
+
+	    hi = base - 1;
+	} else {
+	    hi = base;
+	}
+	top = 0;
+	corPtr = outer;
+	base = outerBase;
+    }
+    if (hi - base >= TP_TRACE_LEVELS) {
+	hi = base + TP_TRACE_LEVELS - 1;
 	slot->flags |= TP_SLOT_TCLTRUNC;
     }
-    if (corPtr != NULL) {
-	for (i = 0; i < TP_TRACE_COROS; i++) {
-	    if (ts->coros[i].corPtr == corPtr) {
-		CopyStack(ts, ts->coros[i].e, corPtr, 1, level - base, ring,
-			slot);
-		break;
-	    }
-	}
-	level = base < TP_TRACE_LEVELS ? base : TP_TRACE_LEVELS - 1;
+    if (corPtr == NULL) {
+	CopyStack(ts, interp, ts->main, NULL, 1, hi, top, 0, ring, slot);
     }
-    CopyStack(ts, ts->main, NULL, 1, level, ring, slot);
 }

@@ -132,3 +132,88 @@ TpKindName(
 	return "internal";
     }
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpLambdaName --
+ *
+ *	The name both modes give an apply lambda: "apply file:line" when
+ *	the lambda was written in a sourced file (line: where its body
+ *	starts), else "apply {body}" with the first 40 bytes of the body,
+ *	white space around it removed, and "...}" when cut. One function,
+ *	so that frames mode (in the handler) and trace mode (in the trace)
+ *	cannot drift apart: a lambda must be the same tree node in both.
+ *
+ * Results:
+ *	The name's length; the name in buf, cut at size bytes, no NUL.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	Safe (frames mode calls it in the handler): copies bytes only.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+NameAppend(
+    char *buf,
+    int size,
+    int *nPtr,
+    const char *s,
+    int len)
+{
+    while (len-- > 0 && *nPtr < size) {
+	buf[(*nPtr)++] = *s++;
+    }
+}
+
+static int
+IsBlank(
+    char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int
+TpLambdaName(
+    char *buf,
+    int size,
+    const char *file,		/* NULL or fileLen 0: not from a file. */
+    int fileLen,
+    int line,
+    const char *body,
+    int bodyLen)
+{
+    int n = 0;
+
+    NameAppend(buf, size, &n, "apply ", 6);
+    if (file != NULL && fileLen > 0) {
+	char num[16];
+	int i = (int) sizeof(num), v = line > 0 ? line : 0;
+
+	do {
+	    num[--i] = (char) ('0' + v % 10);
+	} while ((v /= 10) && i > 0);
+	NameAppend(buf, size, &n, file, fileLen);
+	NameAppend(buf, size, &n, ":", 1);
+	NameAppend(buf, size, &n, num + i, (int) sizeof(num) - i);
+	return n;
+    }
+    if (body == NULL) {
+	bodyLen = 0;
+    }
+    while (bodyLen > 0 && IsBlank(*body)) {
+	body++;
+	bodyLen--;
+    }
+    while (bodyLen > 0 && IsBlank(body[bodyLen - 1])) {
+	bodyLen--;
+    }
+    NameAppend(buf, size, &n, "{", 1);
+    NameAppend(buf, size, &n, body, bodyLen < 40 ? bodyLen : 40);
+    NameAppend(buf, size, &n, bodyLen <= 40 ? "}" : "...}", bodyLen <= 40 ? 1 : 4);
+    return n;
+}

@@ -221,7 +221,7 @@ static int	SavedIndex(uint64_t reg);
 /*
  *----------------------------------------------------------------------
  *
- * Reader helpers: U8, Uleb, Sleb, Fixed, Encoded --
+ * Reader helpers: U8, Leb, Uleb, Sleb, Fixed, Encoded --
  *
  *	Bounded readers of .eh_frame data (outside the handler only). Any
  *	read past the end sets r->bad and returns 0.
@@ -241,8 +241,9 @@ U8(
 }
 
 static uint64_t
-Uleb(
-    Reader *r)
+Leb(
+    Reader *r,
+    int isSigned)
 {
     uint64_t v = 0, b;
     int shift = 0;
@@ -254,27 +255,24 @@ Uleb(
 	}
 	shift += 7;
     } while ((b & 0x80) && !r->bad);
+    if (isSigned && shift < 64 && (b & 0x40)) {
+	v |= ~(uint64_t) 0 << shift;
+    }
     return v;
+}
+
+static uint64_t
+Uleb(
+    Reader *r)
+{
+    return Leb(r, 0);
 }
 
 static int64_t
 Sleb(
     Reader *r)
 {
-    uint64_t v = 0, b;
-    int shift = 0;
-
-    do {
-	b = U8(r);
-	if (shift < 64) {
-	    v |= (b & 0x7f) << shift;
-	}
-	shift += 7;
-    } while ((b & 0x80) && !r->bad);
-    if (shift < 64 && (b & 0x40)) {
-	v |= ~(uint64_t) 0 << shift;
-    }
-    return (int64_t) v;
+    return (int64_t) Leb(r, 1);
 }
 
 static uint64_t

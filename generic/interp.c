@@ -992,6 +992,86 @@ EmitCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * NamesProc, EmitOtherWord --
+ *
+ *	A command that pushed a proc's CallFrame is normally the call of
+ *	that proc, and only the proc is shown. But the word may name
+ *	another command that ran the proc in the same trampoline: an NR
+ *	command (Tcl_NRCreateCommand evaluating a script with
+ *	Tcl_NREvalObj, which pushes no CmdFrame of its own), an alias, an
+ *	ensemble. EmitOtherWord emits the word's CMD frame, outer of the
+ *	proc, when the word as written cannot name the proc raw[procRaw].
+ *	Words that are not literals ($cmd, [..], {*}) are never shown:
+ *	what they name is unknown here.
+ *
+ * Results:
+ *	NamesProc: 1 if word w can name the proc whose qualified name is p
+ *	(equal up to a leading "::", or p ends with "::" w).
+ *	EmitOtherWord: 1 if it emitted a frame.
+ *
+ * Side effects:
+ *	EmitOtherWord may write a frame (and its strings) to the slot.
+ *
+ * Signal safety: safe; bounded by the name lengths.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+NamesProc(
+    const char *w,
+    int wLen,
+    const char *p,
+    int pLen)
+{
+    if (wLen >= 2 && w[0] == ':' && w[1] == ':') {
+	w += 2;
+	wLen -= 2;
+    }
+    if (pLen >= 2 && p[0] == ':' && p[1] == ':') {
+	p += 2;
+	pLen -= 2;
+    }
+    if (wLen == pLen && memcmp(w, p, (size_t) wLen) == 0) {
+	return 1;
+    }
+    return pLen > wLen + 2 && memcmp(p + pLen - wLen, w, (size_t) wLen) == 0
+	    && p[pLen - wLen - 1] == ':' && p[pLen - wLen - 2] == ':';
+}
+
+static int
+EmitOtherWord(
+    Cap *c,
+    CmdFrame *cf,
+    int procRaw)
+{
+    const char *str = TpSlotStr(c->ring, c->slot);
+    const TpTclRaw *proc = &c->raw[procRaw];
+    TpTclRaw *r;
+    const char *w;
+    int n = c->n;
+
+    if (proc->type != TP_TCL_PROC || proc->nameLen == 0) {
+	return 0;
+    }
+    EmitCmd(c, cf);
+    if (c->n == n) {
+	return 0;
+    }
+    r = &c->raw[n];
+    w = str + r->nameOff;
+    if (r->nameLen == 0 || w[0] == '$' || w[0] == '[' || w[0] == '{'
+	    || w[0] == '"' || NamesProc(w, r->nameLen, str + proc->nameOff,
+		proc->nameLen)) {
+	c->n = n;
+	return 0;
+    }
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * BodyCf, WalkContext --
  *
  *	Emits the frames of one context (the interp's, or one coroutine's),
@@ -1084,6 +1164,9 @@ WalkContext(
 	}
 	if (pushed == 0 && !resumer) {
 	    EmitCmd(c, cf);
+	} else if (!resumer && outerRaw == c->n - 1
+		&& EmitOtherWord(c, cf, outerRaw)) {
+	    /* A command that runs a proc it does not name: shown. */
 	} else if (!resumer && outerRaw == c->n - 1
 		&& c->nCreators < MAX_CREATORS) {
 	    c->creators[c->nCreators].cf = cf;

@@ -390,6 +390,53 @@ CEvalNrCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * NrEvalCmd, NrEvalNr --
+ *
+ *	tphelper::nreval script: an NR-enabled command
+ *	(Tcl_NRCreateCommand) that evaluates its script with Tcl_NREvalObj,
+ *	in the caller's trampoline: no C frame of it is on the stack while
+ *	the script runs. NrEvalCmd is the objProc Tcl uses when the command
+ *	is called from C.
+ *
+ * Results:
+ *	The script's result and completion code.
+ *
+ * Side effects:
+ *	Whatever the script does.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+NrEvalNr(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    /* Syntax: tphelper::nreval script
+     *         [0]              [1] */
+    (void) cd;
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "script");
+	return TCL_ERROR;
+    }
+    return Tcl_NREvalObj(interp, objv[1], 0);
+}
+
+static int
+NrEvalCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    return Tcl_NRCallObjProc(interp, NrEvalNr, cd, objc, objv);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * SleepCmd --
  *
  *	tphelper::sleep ms: blocks in nanosleep for ms of wall time.
@@ -617,6 +664,10 @@ Tphelper_Init(
 		NULL) == NULL) {
 	    return TCL_ERROR;
 	}
+    }
+    if (Tcl_NRCreateCommand(interp, "::tphelper::nreval", NrEvalCmd,
+	    NrEvalNr, NULL, NULL) == NULL) {
+	return TCL_ERROR;
     }
     return Tcl_PkgProvideEx(interp, "tphelper", "1.0", NULL);
 }

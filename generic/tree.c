@@ -589,27 +589,25 @@ TpTreeStackFuncs(
 	 * named it) is already right above it.
 	 */
 
-	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc
-		&& lastTcl >= 0 && n > 0 && out[n - 1] == (uint32_t) lastTcl
-		&& t->funcs[lastTcl].type == TP_TCL_CMD
-		&& SameCommand(t->funcs[lastTcl].name,
-			t->funcs[f->cmdFunc].name)) {
-	    /*
-	     * The command frame as written ("pext::run", "run" inside its
-	     * namespace) is the call of this C function's command: name it
-	     * by its qualified name, so that one command is one function
-	     * whichever way its callers spell it.
-	     */
+	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc) {
+	    int same = lastTcl >= 0 && SameCommand(t->funcs[lastTcl].name,
+		    t->funcs[f->cmdFunc].name);
 
-	    out[n - 1] = (uint32_t) f->cmdFunc;
-	    lastTcl = f->cmdFunc;
-	}
-	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc
-		&& !(lastTcl >= 0 && SameCommand(t->funcs[lastTcl].name,
-			t->funcs[f->cmdFunc].name))
-		&& !(n > 0 && out[n - 1] == (uint32_t) f->cmdFunc)) {
-	    out[n++] = (uint32_t) f->cmdFunc;
-	    lastTcl = f->cmdFunc;
+	    if (same && n > 0 && out[n - 1] == (uint32_t) lastTcl
+		    && t->funcs[lastTcl].type == TP_TCL_CMD) {
+		/*
+		 * The command frame as written ("pext::run", "run" inside
+		 * its namespace) is the call of this C function's command:
+		 * name it by its qualified name, so that one command is one
+		 * function whichever way its callers spell it.
+		 */
+
+		out[n - 1] = (uint32_t) f->cmdFunc;
+		lastTcl = f->cmdFunc;
+	    } else if (!same && !(n > 0 && out[n - 1] == (uint32_t) f->cmdFunc)) {
+		out[n++] = (uint32_t) f->cmdFunc;
+		lastTcl = f->cmdFunc;
+	    }
 	}
 	if (f->kind == TP_KIND_INTERNAL && f->type != TP_TCL_PSEUDO
 		&& !o->showInternals) {

@@ -117,6 +117,20 @@ proc tpTree {args} {
     return [profiler report -format dict {*}$args]
 }
 
+# tpScenario --
+#
+#	Profiles `script` in mode; returns the dict tree.
+
+proc tpScenario {mode script {opts {}}} {
+    profiler start -mode $mode {*}$opts
+    try {
+	uplevel #0 $script
+    } finally {
+	profiler stop
+    }
+    return [tpTree]
+}
+
 # tpNorm, tpMatch --
 #
 #	Name normalization and matching (see the file's header).

@@ -87,6 +87,7 @@
 #include <tclOOInt.h>
 #include "tclprofInt.h"
 #include <string.h>
+#include <unistd.h>
 #include <dlfcn.h>
 #include <link.h>
 #define UNW_LOCAL_ONLY
@@ -193,6 +194,37 @@ typedef struct Cap {
 	NRE_callback *cb;	/* that frame's witness callback. */
     } creators[MAX_CREATORS];
 } Cap;
+
+/*
+ * What calibration learned about this libtcl (one per process): the static
+ * NRE callback functions that frames mode recognises by address, and the
+ * commands whose own frames already name them. Written before any handler
+ * that reads them is installed.
+ */
+
+static struct {
+    Tcl_NRPostProc *dispatch;	/* Runs a command's objProc or nreProc:
+				 * data = {proc, clientData, objc, objv}. */
+    Tcl_NRPostProc *nrCommand;	/* Pushed below each command evaluated. */
+    Tcl_NRPostProc *tebcResume;	/* A bytecode level that called out:
+				 * data[0] = its TEBCdata. */
+    struct {
+	Tcl_NRPostProc *proc;	/* Pushed just before a TclOO method's
+				 * callProc (ResetFilterFlags,
+				 * SetFilterFlags; FinalizeOONext and
+				 * FinalizeOONextFilter for a compiled
+				 * [next]) ... */
+	int index;		/* ... with its CallContext in data[index]. */
+    } ctxHolder[4];
+    Tcl_ObjCmdProc *framed[3];	/* objProcs of procs, TclOO objects and
+				 * their [my]: shown by their CallFrames
+				 * or methods, never as commands. */
+    const Tcl_ObjType *cmdNameType;
+} known;
+
+typedef struct ResolvedCmdNamePrefix {	/* tclObj.c's ResolvedCmdName. */
+    Command *cmdPtr;
+} ResolvedCmdNamePrefix;
 
 typedef struct BcInfo {		/* What a pc tells about its command. */
     const char *word;		/* First word of the command. */
@@ -727,7 +759,8 @@ IsBytecode(
  *	or namespace scope. bodyCf, if not NULL, is the outermost CmdFrame
  *	running in this CallFrame: it gives the line being executed.
  *	MethodName finds, in the frame's call chain, the method whose
- *	procedure is the frame's, and names it "::DeclaringClass method".
+ *	procedure is the frame's, and MethodOwnerName names it
+ *	"::DeclaringClass method".
  *
  * Results:
  *	None.
@@ -740,6 +773,8 @@ IsBytecode(
  *----------------------------------------------------------------------
  */
 
+static int	MethodOwnerName(Method *mPtr, CallChain *chain, Name *nm);
+
 static int
 MethodName(
     CallFrame *fp,
@@ -749,8 +784,7 @@ MethodName(
     CallContext *ctx = fp->clientData;
     CallChain *chain;
     Method *mPtr = NULL;
-    Object *oPtr;
-    int i, len;
+    int i;
     const char *s;
 
     if (!OKP(ctx) || !OKP(chain = ctx->callPtr) || !OKP(chain->chain)
@@ -768,9 +802,19 @@ MethodName(
 	    break;
 	}
     }
-    if (mPtr == NULL) {
-	return 0;
-    }
+    return mPtr != NULL && MethodOwnerName(mPtr, chain, nm);
+}
+
+static int
+MethodOwnerName(
+    Method *mPtr,
+    CallChain *chain,
+    Name *nm)
+{
+    Object *oPtr;
+    const char *s;
+    int len;
+
     oPtr = OKP(mPtr->declaringClassPtr) ? mPtr->declaringClassPtr->thisPtr
 	    : mPtr->declaringObjectPtr;
     if (!OKP(oPtr) || !CmdName((Command *) oPtr->command, nm)) {
@@ -1483,9 +1527,312 @@ CheckCreators(
 	memmove(&c->raw[at + 2], &c->raw[at + 1],
 		(c->n - at - 1) * sizeof(TpTclRaw));
 	c->n++;
-	t.anchor = 0;
-	t.spare = SP_KNOWN | sCmd;
+	t.spare = SP_KNOWN | sCmd;	/* anchor: the witness, for
+					 * DispatchFrames. */
 	c->raw[at + 1] = t;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Dispatched, CtxMethod, NameFrame, InsertRaw, DispatchFrames --
+ *
+ *	Names what the trampolines are running, from the callbacks rather
+ *	than from the source text. A trampoline frame below C code is inside
+ *	one callback (tramp[].cb, a calibrated register); when that is
+ *	Dispatch, the C code is a command's objProc and Dispatch's objv[0]
+ *	caches the Command that was resolved (Dispatched). The callbacks
+ *	pushed since that trampoline last entered C (from the inner
+ *	trampoline's root, or the top of the list, down to the TEBCresume
+ *	of the bytecode that called out) tell what lies between that
+ *	bytecode's command and the C code: one NRCommand per command level
+ *	(an alias, an ensemble or a forward adds one), and for each TclOO
+ *	method implemented in C a ResetFilterFlags or SetFilterFlags holding
+ *	its CallContext (CtxMethod). DispatchFrames turns that into frames:
+ *	  - a command word as written ($c, {*}$c, a compiled expr's
+ *	    function, a command reached through a namespace path) is renamed
+ *	    to the command that runs, when there is one level;
+ *	  - a command found between the word's and the C code (alias or
+ *	    ensemble target, forward, [my]/[next] into a C method) gets a
+ *	    frame inside the word's; a word that is not a literal is dropped
+ *	    when it cannot be named (an object in a variable is named by its
+ *	    method);
+ *	  - a C command with no word at all (called by Tcl_EvalObjv from C,
+ *	    or as the target of a tailcall) gets a frame.
+ *
+ * Results:
+ *	Dispatched: the running Command, or NULL (not Dispatch, or not
+ *	checkable, or a command shown by its own frames). CtxMethod: the
+ *	method ctx is running if it is not a procedure (a method written in
+ *	C, a forward), else NULL.
+ *
+ * Side effects:
+ *	DispatchFrames inserts, renames or removes raw frames of the slot.
+ *
+ * Signal safety: safe; the callback walks are bounded by DISPATCH_STEPS.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define DISPATCH_STEPS	32	/* Callbacks read per trampoline. */
+#define DISPATCH_NAMES	4	/* Frames a trampoline can add. */
+
+static Command *
+Dispatched(
+    NRE_callback *cb)
+{
+    Tcl_Obj *const *objv;
+    Tcl_Obj *o;
+    ResolvedCmdNamePrefix *res;
+    Command *cmdPtr;
+    unsigned i;
+
+    if (known.dispatch == NULL || !OKP(cb) || cb->procPtr != known.dispatch
+	    || PTR2INT(cb->data[2]) < 1 || !OKP(objv = cb->data[3])
+	    || !OKP(o = objv[0]) || o->typePtr != known.cmdNameType
+	    || !OKP(res = o->internalRep.twoPtrValue.ptr1)
+	    || !OKP(cmdPtr = res->cmdPtr)
+	    || ((void *) cmdPtr->objProc != cb->data[0]
+		&& (void *) cmdPtr->nreProc != cb->data[0])) {
+	return NULL;
+    }
+    for (i = 0; i < sizeof(known.framed) / sizeof(known.framed[0]); i++) {
+	if (cmdPtr->objProc == known.framed[i]) {
+	    return NULL;
+	}
+    }
+    return cmdPtr;
+}
+
+static Method *
+CtxMethod(
+    CallContext *ctx)
+{
+    CallChain *chain;
+    Method *mPtr;
+    const char *s;
+
+    if (!OKP(ctx) || !OKP(chain = ctx->callPtr) || !OKP(chain->chain)
+	    || ctx->index < 0 || ctx->index >= chain->numChain
+	    || chain->numChain > 256
+	    || !OKP(mPtr = chain->chain[ctx->index].mPtr)
+	    || !OKP(mPtr->typePtr) || !Ok(s = mPtr->typePtr->name, 1)
+	    || !strcmp(s, "method")) {
+	return NULL;		/* Procedure methods have CallFrames. */
+    }
+    return mPtr;
+}
+
+/*
+ * A frame to add, innermost first: a command (key Command *) or a method
+ * (key Method *... any unique pointer), with its name.
+ */
+
+typedef struct Added {
+    int type;			/* TP_TCL_CMD or TP_TCL_METHOD. */
+    const void *key;
+    int level;			/* NRCommands passed when it was met. */
+} Added;
+
+static int
+NameFrame(
+    Cap *c,
+    TpTclRaw *r,
+    const Added *a,
+    const void *ctx)		/* CallContext of a method, else NULL. */
+{
+    Cache *e;
+    Name nm;
+
+    if ((e = CacheFind(c, a->key, (void *) &known)) == NULL) {
+	e = CacheNew(c, a->key, (void *) &known);
+	nm.n = 0;
+	if (a->type == TP_TCL_METHOD) {
+	    MethodOwnerName((Method *) a->key,
+		    ((const CallContext *) ctx)->callPtr, &nm);
+	} else if (CmdName((Command *) a->key, &nm) && nm.n > 2
+		&& memchr(nm.b + 2, ':', (size_t) nm.n - 2) == NULL) {
+	    memmove(nm.b, nm.b + 2, (size_t) nm.n - 2);
+	    nm.n -= 2;		/* Global commands as users type them. */
+	}
+	PutStr(c, nm.b, nm.n, &e->off, &e->len);
+    }
+    if (e->len == 0) {
+	return 0;
+    }
+    r->type = a->type;
+    r->key = (uintptr_t) a->key;
+    r->nameOff = e->off;
+    r->nameLen = e->len;
+    return 1;
+}
+
+static TpTclRaw *
+InsertRaw(
+    Cap *c,
+    int at,
+    int seg)
+{
+    if (c->n >= c->max) {
+	c->slot->flags |= TP_SLOT_TCLTRUNC;
+	return NULL;
+    }
+    memmove(&c->raw[at + 1], &c->raw[at], (c->n - at) * sizeof(TpTclRaw));
+    c->n++;
+    memset(&c->raw[at], 0, sizeof(TpTclRaw));
+    c->raw[at].spare = SP_KNOWN | seg;
+    return &c->raw[at];
+}
+
+static void
+DispatchFrames(
+    Cap *c,
+    NRE_callback *top)		/* Top of the innermost trampoline's list. */
+{
+    int k;
+
+    for (k = 0; k < c->nTramp; k++) {
+	const TpTramp *t = &c->tramp[k];
+	NRE_callback *cb, *stop = (NRE_callback *) t->root;
+	Command *cmdPtr = Dispatched((NRE_callback *) t->cb);
+	Added add[DISPATCH_NAMES];
+	const void *ctxs[DISPATCH_NAMES];
+	const void *stopData = NULL;
+	int nAdd = 0, levels = 0, steps, i, j, word, inner = 0, outerAt;
+	TpTclRaw *r;
+	const char *w;
+
+	if (!OKP((void *) t->cb) || known.dispatch == NULL
+		|| (((NRE_callback *) t->cb)->procPtr != known.dispatch
+		&& ((NRE_callback *) t->cb)->procPtr != known.tebcResume)) {
+	    continue;		/* Not running a command's C function, nor
+				 * bytecode (a compiled [next] calls a
+				 * method's callProc itself). */
+	}
+
+	/*
+	 * The callbacks pushed since this trampoline called C, newest
+	 * first. A nested trampoline's root is where they end on its side.
+	 */
+
+	cb = (k == 0) ? top : (NRE_callback *) c->tramp[k - 1].root;
+	for (steps = 0; steps < DISPATCH_STEPS && OKP(cb) && cb != stop;
+		steps++, cb = cb->nextPtr) {
+	    if (cb->procPtr == known.tebcResume) {
+		stopData = cb->data[0];
+		break;
+	    }
+	    if (cb->procPtr == known.nrCommand) {
+		levels++;
+		continue;
+	    }
+	    for (j = 0; j < 4 && (cb->procPtr != known.ctxHolder[j].proc
+		    || cb->procPtr == NULL); j++) {
+	    }
+	    if (j < 4 && nAdd < DISPATCH_NAMES) {
+		CallContext *ctx = cb->data[known.ctxHolder[j].index];
+		Method *mPtr = CtxMethod(ctx);
+
+		if (mPtr != NULL) {
+		    add[nAdd].type = TP_TCL_METHOD;
+		    add[nAdd].key = mPtr;
+		    add[nAdd].level = levels;
+		    ctxs[nAdd++] = ctx;
+		    inner += (levels == 0);
+		}
+	    }
+	}
+
+	/*
+	 * The innermost raw frame of this trampoline, and whether it is the
+	 * command word of the bytecode that called out (its witness ends
+	 * the walk).
+	 */
+
+	for (i = 0; i < c->n && (int) (c->raw[i].spare & SP_SEG) < k; i++) {
+	}
+	r = (i < c->n && (int) (c->raw[i].spare & SP_SEG) == k
+		&& c->raw[i].type == TP_TCL_CMD) ? &c->raw[i] : NULL;
+	word = r != NULL && levels > 0 && (stopData != NULL
+		? r->anchor == (uintptr_t) stopData
+		: (r->anchor == 0 && cb == stop));	/* Tcl_EvalEx runs each
+							 * command in its own
+							 * trampoline. */
+	w = r ? TpSlotStr(c->ring, c->slot) + r->nameOff : NULL;
+
+	/*
+	 * The command word: renamed (one level), or kept, dropped or named
+	 * by its method (levels between it and the C code).
+	 */
+
+	outerAt = i;
+	if (word && levels == 1) {
+	    if (inner > 0) {
+		memmove(r, r + 1, (c->n - i - 1) * sizeof(TpTclRaw));
+		c->n--;		/* [my], [next], an object: its method. */
+	    } else if (cmdPtr != NULL) {
+		Added a = {TP_TCL_CMD, cmdPtr, 0};
+
+		NameFrame(c, r, &a, NULL);
+		continue;
+	    }
+	} else if (word) {
+	    for (j = 0; j < nAdd && add[j].level != levels - 1; j++) {
+	    }
+	    if (j < nAdd) {
+		NameFrame(c, r, &add[j], ctxs[j]);
+		add[j].level = -1;	/* Used. */
+	    } else if (r->nameLen == 0 || w[0] == '$' || w[0] == '['
+		    || w[0] == '{' || w[0] == '"') {
+		memmove(r, r + 1, (c->n - i - 1) * sizeof(TpTclRaw));
+		c->n--;
+	    }
+	} else if (r != NULL && cmdPtr != NULL && inner == 0) {
+	    Name nm;
+
+	    nm.n = 0;
+	    if (CmdName(cmdPtr, &nm) && NamesProc(w, r->nameLen, nm.b, nm.n)) {
+		Added a = {TP_TCL_CMD, cmdPtr, 0};
+
+		NameFrame(c, r, &a, NULL);
+		continue;	/* The word is this command. */
+	    }
+	}
+
+	/*
+	 * Inner frames, outermost first (each insertion at outerAt goes
+	 * inside the previous one): methods of middle levels, then the
+	 * command run (unless [my]/[next] dispatched a method, shown
+	 * instead), then its methods.
+	 */
+
+	for (j = nAdd - 1; j >= 0; j--) {
+	    if (add[j].level > 0) {
+		if ((r = InsertRaw(c, outerAt, k)) && !NameFrame(c, r, &add[j],
+			ctxs[j])) {
+		    memmove(r, r + 1, (c->n - outerAt - 1) * sizeof(TpTclRaw));
+		    c->n--;
+		}
+	    }
+	}
+	if (cmdPtr != NULL && inner == 0) {
+	    Added a = {TP_TCL_CMD, cmdPtr, 0};
+
+	    if ((r = InsertRaw(c, outerAt, k)) && !NameFrame(c, r, &a, NULL)) {
+		memmove(r, r + 1, (c->n - outerAt - 1) * sizeof(TpTclRaw));
+		c->n--;
+	    }
+	}
+	for (j = nAdd - 1; j >= 0; j--) {
+	    if (add[j].level == 0) {
+		if ((r = InsertRaw(c, outerAt, k)) && !NameFrame(c, r, &add[j],
+			ctxs[j])) {
+		    memmove(r, r + 1, (c->n - outerAt - 1) * sizeof(TpTclRaw));
+		    c->n--;
+		}
+	    }
+	}
     }
 }
 
@@ -1716,6 +2063,11 @@ TpInterpCapture(
 	    c.raw[j] = t;
 	}
     }
+    for (i = j = 0; i < n; i++) {
+	j = depth[i] >= depth[j] ? i : j;
+    }
+    DispatchFrames(&c, OKP(list[j]->execEnvPtr)
+	    ? list[j]->execEnvPtr->callbackPtr : NULL);
     for (i = 0; i < c.n; i++) {
 	int s = c.raw[i].spare & SP_SEG;
 
@@ -2168,7 +2520,44 @@ typedef struct Calib {
     int nTramp;			/* Trampoline frames found. */
     int tebcOk;			/* The TEBCdata layout was verified. */
     Tcl_Obj *outerName, *innerName;
+    int pipe[2];		/* For SafeRead. */
+    int cbReg;			/* Register holding the running callback. */
+    Object *oPtr;		/* Object whose forward runs CalibMethodCmd. */
+    int nCtx;			/* Callbacks found holding its context. */
 } Calib;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SafeRead --
+ *
+ *	Copies len bytes from an address that may not be mapped (a register
+ *	value during calibration): the kernel checks it for write(2).
+ *
+ * Results:
+ *	1 if the copy succeeded.
+ *
+ * Side effects:
+ *	None visible.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SafeRead(
+    Calib *cb,
+    uintptr_t addr,
+    void *buf,
+    size_t len)
+{
+    if (addr < 4096 || (addr & (sizeof(void *) - 1)) || cb->pipe[0] < 0) {
+	return 0;
+    }
+    if (write(cb->pipe[1], (void *) addr, len) != (ssize_t) len) {
+	return 0;
+    }
+    return read(cb->pipe[0], buf, len) == (ssize_t) len;
+}
 
 /*
  *----------------------------------------------------------------------
@@ -2238,8 +2627,19 @@ CalibInnerCmd(
 	for (p = TOP_CB(interp), n = 0; p && n < 1000; p = p->nextPtr, n++) {
 	    if ((char *) p->data[0] == (char *) cf - TEBC_OFFSET) {
 		cb->tebcOk = 1;
+		known.tebcResume = p->procPtr;
 	    }
 	}
+    }
+
+    /*
+     * Called by bytecode without error handlers: the callback on top is
+     * the NRCommand pushed for this command.
+     */
+
+    p = TOP_CB(interp);
+    if (p && !p->data[0] && !p->data[1] && !p->data[2] && !p->data[3]) {
+	known.nrCommand = p->procPtr;
     }
     if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0) {
 	return TCL_OK;
@@ -2253,7 +2653,179 @@ CalibInnerCmd(
 	    cb->nTramp++;
 	}
     }
+
+    /*
+     * The innermost trampoline is running the Dispatch callback that
+     * called us: the register that points at it, and its function.
+     */
+
+    for (i = 0; i < NREGS && cb->nTramp > 0 && cb->cbReg < 0; i++) {
+	NRE_callback copy;
+
+	if (SafeRead(cb, (uintptr_t) cb->regs[0][i], &copy, sizeof(copy))
+		&& copy.data[0] == (void *) CalibInnerCmd
+		&& PTR2INT(copy.data[2]) == objc && copy.data[3] == objv) {
+	    cb->cbReg = calibRegs[i];
+	    known.dispatch = copy.procPtr;
+	}
+    }
     return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CalibMethodCmd --
+ *
+ *	Called through a TclOO forward: the first callback under our
+ *	NRCommand that holds the forward's CallContext (in data[0] or
+ *	data[1]) is the one pushed just before the method's callProc:
+ *	ResetFilterFlags by TclOOInvokeContext, SetFilterFlags inside a
+ *	filter, FinalizeOONext or FinalizeOONextFilter by a compiled
+ *	[next].
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	May fill known.ctxHolder[].
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CalibMethodCmd(
+    void *cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Calib *cb = cd;
+    NRE_callback *p;
+    CallContext ctx;
+    int n, i, d;
+
+    (void) objc; (void) objv;
+    for (p = TOP_CB(interp), n = 0; p && n < 16; p = p->nextPtr, n++) {
+	for (d = 0; d < 2 && p->procPtr != known.nrCommand; d++) {
+	    if (!SafeRead(cb, (uintptr_t) p->data[d], &ctx, sizeof(ctx))
+		    || ctx.oPtr != cb->oPtr) {
+		continue;
+	    }
+	    for (i = 0; i < 4 && known.ctxHolder[i].proc != NULL
+		    && known.ctxHolder[i].proc != p->procPtr; i++) {
+	    }
+	    if (i < 4) {
+		known.ctxHolder[i].proc = p->procPtr;
+		known.ctxHolder[i].index = d;
+	    }
+	    cb->nCtx++;
+	    return TCL_OK;
+	}
+    }
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CalibOO --
+ *
+ *	Learns what frames mode needs to name TclOO methods written in C
+ *	and to leave procs and objects to their own frames: the callbacks
+ *	holding a method's context (a forward called plainly, through a
+ *	filter's [next {*}$args], through a compiled [next] in a method and
+ *	in a filter), and the objProcs of a proc, an object and its [my].
+ *
+ * Results:
+ *	None (frames mode names C methods only if this worked).
+ *
+ * Side effects:
+ *	Creates and deletes a proc, two classes and a command.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CalibOO(
+    Tcl_Interp *interp,
+    Calib *cb)
+{
+    char script[256], cmd[64];
+    Tcl_CmdInfo info;
+    Tcl_Command token;
+    Tcl_Obj *objName, *scriptObj;
+    const char *s;
+    int k, code;
+
+    snprintf(cmd, sizeof(cmd), "::tclprof_calibMethod%p", (void *) cb);
+    Tcl_CreateObjCommand(interp, cmd, CalibMethodCmd, cb, NULL);
+    scriptObj = Tcl_NewObj();
+    Tcl_IncrRefCount(scriptObj);
+    for (s = "proc @_p {} {}\n"
+	    "oo::class create @_a {forward f @}\n"
+	    "oo::class create @_b {forward f @; "
+	    "method flt {args} {next {*}$args}; filter flt}\n"
+	    "oo::class create @_c {superclass @_a; method f {} {next}}\n"
+	    "oo::class create @_d {forward f @; method flt {} {next}; filter flt}\n"
+	    "list [@_a new] [@_b new] [@_c new] [@_d new]"; *s; s++) {
+	if (*s == '@') {
+	    Tcl_AppendToObj(scriptObj, cmd, -1);
+	} else {
+	    Tcl_AppendToObj(scriptObj, s, 1);
+	}
+    }
+    code = Tcl_EvalObjEx(interp, scriptObj, TCL_EVAL_GLOBAL);
+    Tcl_DecrRefCount(scriptObj);
+    if (code == TCL_OK) {
+	Tcl_Obj *objs = Tcl_GetObjResult(interp), *o;
+
+	Tcl_IncrRefCount(objs);
+	for (k = 0; k < 4; k++) {
+	    Tcl_Obj *call;
+
+	    if (Tcl_ListObjIndex(NULL, objs, k, &o) != TCL_OK || o == NULL
+		    || (token = Tcl_GetCommandFromObj(interp, o)) == NULL) {
+		break;
+	    }
+	    cb->oPtr = ((Command *) token)->objClientData;
+	    if (k == 0 && Tcl_GetCommandInfoFromToken(token, &info)) {
+		known.framed[1] = info.objProc;
+	    }
+	    call = Tcl_ObjPrintf("%s f", Tcl_GetString(o));
+	    Tcl_IncrRefCount(call);
+	    (void) Tcl_EvalObjEx(interp, call, TCL_EVAL_GLOBAL);
+	    Tcl_DecrRefCount(call);
+	    if (k == 0) {
+		call = Tcl_ObjPrintf("info object namespace %s",
+			Tcl_GetString(o));
+		Tcl_IncrRefCount(call);
+		if (Tcl_EvalObjEx(interp, call, TCL_EVAL_GLOBAL) == TCL_OK) {
+		    objName = Tcl_ObjPrintf("%s::my",
+			    Tcl_GetString(Tcl_GetObjResult(interp)));
+		    Tcl_IncrRefCount(objName);
+		    if (Tcl_GetCommandInfo(interp, Tcl_GetString(objName),
+			    &info)) {
+			known.framed[2] = info.objProc;
+		    }
+		    Tcl_DecrRefCount(objName);
+		}
+		Tcl_DecrRefCount(call);
+	    }
+	}
+	Tcl_DecrRefCount(objs);
+    }
+    snprintf(script, sizeof(script), "%s_p", cmd);
+    if (Tcl_GetCommandInfo(interp, script, &info)) {
+	known.framed[0] = info.objProc;
+    }
+    snprintf(script, sizeof(script),
+	    "foreach c {a b c d} {catch {%s_$c destroy}}; catch {rename %s_p {}}",
+	    cmd, cmd);
+    (void) Tcl_EvalEx(interp, script, -1, TCL_EVAL_GLOBAL);
+    Tcl_DeleteCommand(interp, cmd);
+    Tcl_ResetResult(interp);
+    cb->oPtr = NULL;
 }
 
 /*
@@ -2278,6 +2850,8 @@ int
 TpInterpCalibrate(
     Tcl_Interp *interp,
     int *regOut,
+    int *cbRegOut,		/* Register holding the running callback, or
+				 * -1. */
     Tcl_Obj **whyPtr)
 {
     Calib cb;
@@ -2289,6 +2863,11 @@ TpInterpCalibrate(
     const char *why = NULL;
 
     memset(&cb, 0, sizeof(cb));
+    cb.cbReg = -1;
+    if (pipe(cb.pipe) != 0) {
+	cb.pipe[0] = cb.pipe[1] = -1;
+    }
+    known.cmdNameType = Tcl_GetObjType("cmdName");
     addr = dlsym(RTLD_DEFAULT, "TclNRRunCallbacks");
     if (addr == NULL && dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)
 	    && info.dli_fname
@@ -2334,7 +2913,16 @@ TpInterpCalibrate(
 	    why = "no callee-saved register holds the NRE root";
 	}
     }
+    if (why == NULL && cb.cbReg >= 0 && known.nrCommand != NULL) {
+	CalibOO(interp, &cb);
+    }
   done:
+    if (cb.pipe[0] >= 0) {
+	close(cb.pipe[0]);
+	close(cb.pipe[1]);
+    }
+    *cbRegOut = (why == NULL && known.nrCommand && known.tebcResume
+	    && known.cmdNameType) ? cb.cbReg : -1;
     if (handle) {
 	dlclose(handle);
     }

@@ -46,7 +46,8 @@ struct TpSession {
     uint64_t elapsedNs;		/* Sum of finished runs since reset. */
     uint64_t droppedBase;	/* Drops of finished rings since reset. */
     int calibrated;		/* Frames-mode calibration was tried... */
-    int rootReg;		/* ... and found this register (-1: not). */
+    int rootReg;		/* ... and found this register (-1: not), */
+    int cbReg;			/* and this one for the running callback. */
     char calibWhy[200];		/* ... or failed for this reason. */
     pid_t pid;			/* Process the run started in. */
     pthread_t thread;		/* Thread the run samples (interp's). */
@@ -141,6 +142,7 @@ GetSession(
 	pthread_mutex_init(&s->lock, NULL);
 	TpOptionsDefault(&s->opts);
 	s->rootReg = -1;
+	s->cbReg = -1;
 	s->forkAsync = Tcl_AsyncCreate(ForkAsyncProc, s);
 	Tcl_SetAssocData(interp, TP_ASSOC_KEY, SessionDelete, s);
     }
@@ -284,8 +286,9 @@ TpSessionStart(
 	Tcl_Obj *calibErr = NULL;
 
 	s->calibrated = 1;
-	if (!TpInterpCalibrate(interp, &s->rootReg, &calibErr)) {
+	if (!TpInterpCalibrate(interp, &s->rootReg, &s->cbReg, &calibErr)) {
 	    s->rootReg = -1;
+	    s->cbReg = -1;
 	    snprintf(s->calibWhy, sizeof(s->calibWhy), "%s",
 		    calibErr ? Tcl_GetString(calibErr) : "calibration failed");
 	    if (calibErr) {
@@ -365,6 +368,7 @@ TpSessionStart(
     s->unwind.trampLo = tpProcess.trampLo;
     s->unwind.trampHi = tpProcess.trampHi;
     s->unwind.rootReg = s->rootReg;
+    s->unwind.cbReg = (mode == TP_MODE_FRAMES) ? s->cbReg : -1;
     s->unwind.wantTrampRegs = mode != TP_MODE_NONE;
     s->unwind.unwinder = o->unwinder;
     s->unwind.stackHi = TpCfiStackTop();
@@ -763,6 +767,7 @@ TpSessionStatus(
 	    (samples ? hSum / samples : 0)));
     PUT("elapsedUs", Tcl_NewWideIntObj((Tcl_WideInt) (elapsed / 1000)));
     PUT("rootRegister", Tcl_NewIntObj(s->rootReg));
+    PUT("callbackRegister", Tcl_NewIntObj(s->cbReg));
 #undef PUT
     return d;
 }

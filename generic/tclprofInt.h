@@ -146,6 +146,8 @@ typedef struct TpTramp {
     uint32_t spare;
     uintptr_t sp;		/* Stack pointer of that frame. */
     uintptr_t root;		/* Calibrated register's value there. */
+    uintptr_t cb;		/* The NRE callback it is running (another
+				 * calibrated register), 0 if unknown. */
 } TpTramp;
 
 /*
@@ -299,6 +301,8 @@ typedef struct TpUnwindConfig {
     uintptr_t trampLo, trampHi;	/* [start, end) of TclNRRunCallbacks. */
     int rootReg;		/* libunwind register number holding the NRE
 				 * root in trampoline frames, or -1. */
+    int cbReg;			/* Register holding the callback being run
+				 * in trampoline frames, or -1. */
     int wantTrampRegs;		/* Mode needs SP/root of every trampoline. */
     TpUnwinder unwinder;
     uintptr_t stackHi;		/* Top of the sampled thread's stack. */
@@ -332,7 +336,7 @@ MODULE_SCOPE const char *TpInterpCheck(void);	/* NULL if frames mode can run
 MODULE_SCOPE void	TpInterpCapture(Tcl_Interp *interp, const TpRing *ring,
 			    TpSlot *slot);	/* Signal-safe. */
 MODULE_SCOPE int	TpInterpCalibrate(Tcl_Interp *interp, int *regOut,
-			    Tcl_Obj **whyPtr);
+			    int *cbRegOut, Tcl_Obj **whyPtr);
 MODULE_SCOPE uintptr_t	TpInterpCurrentRoot(Tcl_Interp *interp);
 MODULE_SCOPE int	TpInterpNumLevels(Tcl_Interp *interp);
 MODULE_SCOPE void *	TpInterpCoroutine(Tcl_Interp *interp, int *baseLevel);

@@ -285,11 +285,32 @@ TpTreeBuild(
 
 	Tcl_DStringSetLength(&key, 0);
 	if (l->kind == TP_KIND_TCL || l->type == TP_TCL_PSEUDO) {
+	    const char *name = l->name;
+
 	    snprintf(buf, sizeof(buf), "t%d|", l->type);
 	    Tcl_DStringAppend(&key, buf, -1);
-	    Tcl_DStringAppend(&key, l->name, -1);
+	    if (l->type == TP_TCL_CMD) {
+		/*
+		 * One spelling per command: global commands as users type
+		 * them ("lsort", not "::lsort"), others fully qualified
+		 * ("pext::burn" as written is "::pext::burn", which frames
+		 * mode names it when it sees the command run). A relative
+		 * name inside a namespace is taken from the global one.
+		 */
+
+		if (name[0] == ':' && name[1] == ':'
+			&& strstr(name + 2, "::") == NULL) {
+		    name += 2;
+		} else if (name[0] != ':' && name[0] != '$' && name[0] != '['
+			&& name[0] != '{' && name[0] != '"'
+			&& strstr(name, "::") != NULL) {
+		    Tcl_DStringAppend(&key, "::", 2);
+		}
+	    }
+	    Tcl_DStringAppend(&key, name, -1);
+	    name = Tcl_DStringValue(&key) + strlen(buf);
 	    fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, l->type, -1,
-		    l->name);
+		    name);
 	    if (l->file != NULL && t->funcs[fi].file == NULL) {
 		t->funcs[fi].file = l->file;
 	    }

@@ -1278,7 +1278,7 @@ TpCfiUnwind(
     TpTramp *tramps = TpSlotTramps(ring, slot);
     uintptr_t ip, sp, lo, hi = cfg->stackHi;
     uintptr_t regs[TP_CFI_NSAVED];
-    int n = 0, nTramp = 0, hint = -1, i, rootIdx;
+    int n = 0, nTramp = 0, hint = -1, i, rootIdx, cbIdx;
 
     if (hi == 0) {
 	return -1;
@@ -1292,6 +1292,7 @@ TpCfiUnwind(
     regs[4] = (uintptr_t) uc->uc_mcontext.gregs[REG_R14];
     regs[5] = (uintptr_t) uc->uc_mcontext.gregs[REG_R15];
     rootIdx = cfg->rootReg >= 0 ? SavedIndex((uint64_t) cfg->rootReg) : -1;
+    cbIdx = cfg->cbReg >= 0 ? SavedIndex((uint64_t) cfg->cbReg) : -1;
     if (sp >= hi || sp < 4096) {
 	return -1;
     }
@@ -1310,6 +1311,7 @@ TpCfiUnwind(
 		tramps[nTramp].index = (uint32_t) n;
 		tramps[nTramp].sp = sp;
 		tramps[nTramp].root = rootIdx >= 0 ? regs[rootIdx] : 0;
+		tramps[nTramp].cb = (cbIdx >= 0 && n > 0) ? regs[cbIdx] : 0;
 	    }
 	    nTramp++;
 	}

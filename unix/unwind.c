@@ -210,7 +210,8 @@ CheckUnwind(
     for (i = 0; same && i < nTramp; i++) {
 	same = tramps[i].index == slotTramps[i].index
 		&& tramps[i].sp == slotTramps[i].sp
-		&& (cfg->rootReg < 0 || tramps[i].root == slotTramps[i].root);
+		&& (cfg->rootReg < 0 || tramps[i].root == slotTramps[i].root)
+		&& (cfg->cbReg < 0 || tramps[i].cb == slotTramps[i].cb);
     }
     if (!same) {
 	slot->flags |= TP_SLOT_UNWCHECK;
@@ -280,12 +281,17 @@ LibunwindUnwind(
 		tramps[nTramp].index = (uint32_t) i;
 		tramps[nTramp].sp = 0;
 		tramps[nTramp].root = 0;
+		tramps[nTramp].cb = 0;
 	    }
 	    nTramp++;
 	}
     }
-    if (nTramp > 1 && cfg->wantTrampRegs) {
+    if (cfg->wantTrampRegs && (nTramp > 1 || (nTramp == 1
+	    && cfg->cbReg >= 0 && tramps[0].index > 0))) {
 	/*
+	 * Frames mode reads the callback each trampoline runs even when
+	 * there is only one.
+	 *
 	 * The cursor only has to reach the outermost trampoline: the frames
 	 * beyond it (Tcl_Main, main, libc's start) are already in pc[] from
 	 * the fast trace. Stopping there also spares libunwind its last
@@ -373,12 +379,17 @@ CursorUnwind(
 	    tramps[nTramp].index = (uint32_t) n;
 	    tramps[nTramp].sp = 0;
 	    tramps[nTramp].root = 0;
+	    tramps[nTramp].cb = 0;
 	    if (unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0) {
 		tramps[nTramp].sp = (uintptr_t) sp;
 	    }
 	    if (cfg->rootReg >= 0
 		    && unw_get_reg(&cursor, cfg->rootReg, &reg) == 0) {
 		tramps[nTramp].root = (uintptr_t) reg;
+	    }
+	    if (cfg->cbReg >= 0 && n > 0
+		    && unw_get_reg(&cursor, cfg->cbReg, &reg) == 0) {
+		tramps[nTramp].cb = (uintptr_t) reg;
 	    }
 	    nTramp++;
 	}

@@ -19,6 +19,7 @@
  */
 
 #include <tcl.h>
+#include <tclOO.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -222,9 +223,12 @@ GetMs(
 /*
  *----------------------------------------------------------------------
  *
- * CBurnCmd, Burn2Cmd, SpinCmd --
+ * CBurnCmd, AltBurnCmd, Burn2Cmd, SpinCmd --
  *
  *	tphelper::cburn ms: BurnLoop(ms).
+ *	AltBurnCmd: the same, for two commands, tphelper::cburnalt ms and
+ *	the math function hburn(ms) (client data not NULL: result 0), so
+ *	that neither can be named from the objProc alone.
  *	tphelper::burn2 ms: OuterBurn(ms).
  *	tphelper::spin ms:  WallSpin(ms).
  *
@@ -256,6 +260,31 @@ CBurnCmd(
 	return TCL_ERROR;
     }
     BurnLoop(ms);
+    return TCL_OK;
+}
+
+static int
+AltBurnCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int ms;
+
+    /* Syntax: tphelper::cburnalt ms, or hburn(ms) in expr
+     *         [0]                [1] */
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    BurnLoop(ms);
+    if (cd != NULL) {
+	Tcl_SetObjResult(interp, Tcl_NewIntObj(0));	/* A math function. */
+    }
     return TCL_OK;
 }
 
@@ -623,6 +652,90 @@ SigprofCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * MethodCall, CMethodCmd --
+ *
+ *	TclOO methods written in C:
+ *	  tphelper::cmethod class name      $obj name ms burns ms in
+ *					    BurnLoop;
+ *	  tphelper::cmethodeval class name  $obj name script evaluates
+ *					    script from C (Tcl_EvalObjEx).
+ *	MethodCall is both methods' callProc (client data NULL: burn).
+ *
+ * Results:
+ *	A standard Tcl result.
+ *
+ * Side effects:
+ *	CMethodCmd defines a method.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static NOINLINE int
+MethodCall(
+    ClientData cd,
+    Tcl_Interp *interp,
+    Tcl_ObjectContext context,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int skip = Tcl_ObjectContextSkippedArgs(context), ms, code;
+
+    if (objc != skip + 1) {
+	Tcl_WrongNumArgs(interp, skip, objv, cd ? "script" : "ms");
+	return TCL_ERROR;
+    }
+    if (cd != NULL) {
+	code = Tcl_EvalObjEx(interp, objv[skip], 0);
+	sink++;
+	return code;
+    }
+    if (GetMs(interp, objv[skip], &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    BurnLoop(ms);
+    sink++;
+    return TCL_OK;
+}
+
+static const Tcl_MethodType burnMethodType = {
+    TCL_OO_METHOD_VERSION_CURRENT, "tphelperBurn", MethodCall, NULL, NULL
+};
+static const Tcl_MethodType evalMethodType = {
+    TCL_OO_METHOD_VERSION_CURRENT, "tphelperEval", MethodCall, NULL, NULL
+};
+
+static int
+CMethodCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_Object o;
+    Tcl_Class cls;
+
+    /* Syntax: tphelper::cmethod class name
+     *         [0]               [1]   [2] */
+    if (objc != 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "class name");
+	return TCL_ERROR;
+    }
+    if ((o = Tcl_GetObjectFromObj(interp, objv[1])) == NULL) {
+	return TCL_ERROR;
+    }
+    if ((cls = Tcl_GetObjectAsClass(o)) == NULL) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("\"%s\" is not a class",
+		Tcl_GetString(objv[1])));
+	return TCL_ERROR;
+    }
+    Tcl_NewMethod(interp, cls, objv[2], 1,
+	    cd ? &evalMethodType : &burnMethodType, cd);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * Tphelper_Init --
  *
  *	Creates the tphelper::* commands and provides package tphelper.
@@ -656,7 +769,8 @@ Tphelper_Init(
     };
     int i;
 
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
+    if (Tcl_InitStubs(interp, "8.6", 0) == NULL
+	    || Tcl_OOInitStubs(interp) == NULL) {
 	return TCL_ERROR;
     }
     for (i = 0; cmds[i].name != NULL; i++) {
@@ -666,7 +780,15 @@ Tphelper_Init(
 	}
     }
     if (Tcl_NRCreateCommand(interp, "::tphelper::nreval", NrEvalCmd,
-	    NrEvalNr, NULL, NULL) == NULL) {
+	    NrEvalNr, NULL, NULL) == NULL
+	    || Tcl_CreateObjCommand(interp, "::tphelper::cburnalt", AltBurnCmd,
+		NULL, NULL) == NULL
+	    || Tcl_CreateObjCommand(interp, "::tcl::mathfunc::hburn", AltBurnCmd,
+		(ClientData) "math", NULL) == NULL
+	    || Tcl_CreateObjCommand(interp, "::tphelper::cmethod", CMethodCmd,
+		NULL, NULL) == NULL
+	    || Tcl_CreateObjCommand(interp, "::tphelper::cmethodeval",
+		CMethodCmd, (ClientData) "eval", NULL) == NULL) {
 	return TCL_ERROR;
     }
     return Tcl_PkgProvideEx(interp, "tphelper", "1.0", NULL);

@@ -2939,8 +2939,9 @@ TpInterpCalibrate(
  *
  * FindMethodClass --
  *
- *	Depth-first search of clsPtr and its superclasses for the class that
- *	declares method nameObj. Bounded against malformed hierarchies.
+ *	Depth-first search of clsPtr, its mixins first, and its superclasses
+ *	for the class that declares method nameObj. Bounded against
+ *	malformed hierarchies.
  *
  * Results:
  *	The declaring class, or NULL.
@@ -2961,6 +2962,14 @@ FindMethodClass(
 
     if (clsPtr == NULL || depth > 64) {
 	return NULL;
+    }
+    for (i = 0; i < clsPtr->mixins.num; i++) {
+	Class *found = FindMethodClass(clsPtr->mixins.list[i], nameObj,
+		depth + 1);
+
+	if (found != NULL) {
+	    return found;
+	}
     }
     if (Tcl_FindHashEntry(&clsPtr->classMethods, (char *) nameObj) != NULL) {
 	return clsPtr;
@@ -2983,8 +2992,9 @@ FindMethodClass(
  *
  *	Trace mode's name for a call of a TclOO object's command (public, or
  *	its private `my`): "::Class method", the class that declares the
- *	method the call runs first (per-object methods: the object's name).
- *	Mixins and filters are not followed: the class hierarchy is.
+ *	method the call runs first (per-object methods: the object's name):
+ *	the object's mixins, its own methods, then its class (mixins first)
+ *	and superclasses. Filters are not followed.
  *
  * Results:
  *	1 and the name appended to dsPtr, or 0 when the method is not found.
@@ -3004,14 +3014,21 @@ TpInterpMethodName(
 {
     Command *cmdPtr = (Command *) token;
     Object *oPtr = (Object *) cmdPtr->objClientData;
-    Class *clsPtr;
-    Tcl_Obj *name = Tcl_NewObj();
+    Class *clsPtr = NULL;
+    Tcl_Obj *name;
+    int i;
 
     if (oPtr == NULL) {
 	return 0;
     }
+    name = Tcl_NewObj();
     Tcl_IncrRefCount(name);
-    if (oPtr->methodsPtr != NULL
+    for (i = 0; i < oPtr->mixins.num && clsPtr == NULL; i++) {
+	clsPtr = FindMethodClass(oPtr->mixins.list[i], methodObj, 0);
+    }
+    if (clsPtr != NULL && clsPtr->thisPtr != NULL) {
+	Tcl_GetCommandFullName(interp, clsPtr->thisPtr->command, name);
+    } else if (oPtr->methodsPtr != NULL
 	    && Tcl_FindHashEntry(oPtr->methodsPtr, (char *) methodObj) != NULL) {
 	Tcl_GetCommandFullName(interp, oPtr->command, name);
     } else if ((clsPtr = FindMethodClass(oPtr->selfCls, methodObj, 0)) != NULL

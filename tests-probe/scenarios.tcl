@@ -464,3 +464,99 @@ proc ::ke_body {} { yield; while 1 { pext::burnerr 5 } }
 proc ::ke_p {} { coroutine ::cor8 ::ke_body; catch ::cor8 }
 scenario coroerror {} {rounds ::ke_p} \
     {::ke_p ?*cor8 ::ke_body pext::burnerr PextBurnErrCmd BurnErr}
+
+# 61. Reflected channel: the channel layer (C) calls the handler's
+#     write method with Tcl_EvalObjv on each puts.
+namespace eval ::rch {
+    proc initialize {ch mode} { return {initialize finalize watch write} }
+    proc finalize {ch} {}
+    proc watch {ch events} {}
+    proc write {ch data} { pext::burn 5; return [string length $data] }
+    namespace export *
+    namespace ensemble create
+}
+proc ::rc_p {} {
+    set ch [chan create write ::rch]
+    chan configure $ch -buffering none
+    puts -nonewline $ch x
+    close $ch
+}
+scenario reflchan {} {rounds ::rc_p} \
+    {::rc_p puts ?::rch ::rch::write pext::burn PextBurnCmd BurnA}
+
+# 62. Channel transform (chan push): its write runs on flush.
+namespace eval ::tfh {
+    proc initialize {ch mode} { return {initialize finalize write} }
+    proc finalize {ch} {}
+    proc write {ch data} { pext::burn 5; return $data }
+    namespace export *
+    namespace ensemble create
+}
+proc ::tf_p {} {
+    set ch [open /dev/null w]
+    chan push $ch ::tfh
+    puts -nonewline $ch x
+    flush $ch
+    close $ch
+}
+scenario transform {} {rounds ::tf_p} \
+    {::tf_p flush ?::tfh ::tfh::write pext::burn PextBurnCmd BurnA}
+
+# 63. A chain of aliases ending in a proc.
+proc ::ac_q {ms} { pext::burn $ms }
+interp alias {} ::ac1 {} ::ac2
+interp alias {} ::ac2 {} ::ac_q
+proc ::ac_p {ms} { ::ac1 $ms }
+scenario aliaschain {} {rounds {::ac_p 5}} \
+    {::ac_p ?::ac1 ?::ac2 ::ac_q pext::burn PextBurnCmd BurnA}
+
+# 64. namespace code callback from the event loop.
+namespace eval ::ncn { proc cb {ms} { pext::burn $ms; set ::ncdone 1 } }
+proc ::nc_p {} {
+    after 0 [namespace eval ::ncn {namespace code {cb 5}}]
+    vwait ::ncdone
+}
+scenario nscode {} {rounds ::nc_p} \
+    {::nc_p vwait ?namespace ?*namespace* ::ncn::cb pext::burn PextBurnCmd BurnA}
+
+# 65. A hidden command invoked with interp invokehidden.
+proc ::ih_p {ms} { interp invokehidden {} pextHiddenBurn $ms }
+scenario invokehidden {interp alias {} ::pextHiddenBurn {} pext::burn; interp hide {} pextHiddenBurn} \
+    {rounds {::ih_p 5}} \
+    {::ih_p interp ?pextHiddenBurn ?pext::burn PextBurnCmd BurnA}
+
+# 66. A class-level (self) method and a method of a superclass reached
+#     through a mixin.
+oo::class create ::CS { self method sm {ms} { pext::burn $ms } }
+proc ::cs_p {ms} { ::CS sm $ms }
+scenario selfmethod {} {rounds {::cs_p 5}} \
+    {::cs_p {::CS sm} pext::burn PextBurnCmd BurnA}
+oo::class create ::MX { method mw {ms} { pext::burn $ms } }
+oo::class create ::CX { mixin ::MX }
+proc ::mx_p {o ms} { $o mw $ms }
+scenario mixin {set ::mxobj [::CX new]} {rounds {::mx_p $::mxobj 5}} \
+    {::mx_p {::MX mw} pext::burn PextBurnCmd BurnA}
+
+# 67. package require running an ifneeded script that calls a proc.
+proc ::pk_load {ms} { pext::burn $ms; package provide pkProbe 1.0 }
+proc ::pk_p {} {
+    package forget pkProbe
+    package ifneeded pkProbe 1.0 {::pk_load 5}
+    package require pkProbe
+}
+scenario pkgrequire {} {rounds ::pk_p} \
+    {::pk_p package ::pk_load pext::burn PextBurnCmd BurnA}
+
+# 68. A proc renamed while profiling keeps the name it is called by.
+proc ::rn_orig {ms} { pext::burn $ms }
+rename ::rn_orig ::rn_new
+proc ::rn_p {ms} { ::rn_new $ms }
+scenario renamed {} {rounds {::rn_p 5}} \
+    {::rn_p ::rn_new pext::burn PextBurnCmd BurnA}
+
+# 69. A command imported from a namespace.
+namespace eval ::imp { proc ib {ms} { pext::burn $ms }; namespace export ib }
+namespace eval ::impuser { namespace import ::imp::ib; proc p {ms} { ib $ms } }
+scenario imported {} {rounds {::impuser::p 5}} \
+    {::impuser::p ?*ib ::imp::ib pext::burn PextBurnCmd BurnA}
+proc ::im_p {ms} { ::impuser::ib $ms }

@@ -1536,7 +1536,8 @@ CheckCreators(
 /*
  *----------------------------------------------------------------------
  *
- * Dispatched, CtxMethod, NameFrame, InsertRaw, DispatchFrames --
+ * Dispatched, CtxMethod, NameFrame, RemoveRaw, InsertRaw,
+ * DispatchFrames --
  *
  *	Names what the trampolines are running, from the callbacks rather
  *	than from the source text. A trampoline frame below C code is inside
@@ -1668,21 +1669,34 @@ NameFrame(
     return 1;
 }
 
-static TpTclRaw *
+static void
+RemoveRaw(
+    Cap *c,
+    int at)
+{
+    memmove(&c->raw[at], &c->raw[at + 1], (c->n - at - 1) * sizeof(TpTclRaw));
+    c->n--;
+}
+
+static void
 InsertRaw(
     Cap *c,
     int at,
-    int seg)
+    int seg,
+    const Added *a,
+    const void *ctx)
 {
     if (c->n >= c->max) {
 	c->slot->flags |= TP_SLOT_TCLTRUNC;
-	return NULL;
+	return;
     }
     memmove(&c->raw[at + 1], &c->raw[at], (c->n - at) * sizeof(TpTclRaw));
     c->n++;
     memset(&c->raw[at], 0, sizeof(TpTclRaw));
     c->raw[at].spare = SP_KNOWN | seg;
-    return &c->raw[at];
+    if (!NameFrame(c, &c->raw[at], a, ctx)) {
+	RemoveRaw(c, at);
+    }
 }
 
 static void
@@ -1769,8 +1783,8 @@ DispatchFrames(
 	outerAt = i;
 	if (word && levels == 1) {
 	    if (inner > 0) {
-		memmove(r, r + 1, (c->n - i - 1) * sizeof(TpTclRaw));
-		c->n--;		/* [my], [next], an object: its method. */
+		RemoveRaw(c, i);	/* [my], [next], an object: its
+					 * method. */
 	    } else if (cmdPtr != NULL) {
 		Added a = {TP_TCL_CMD, cmdPtr, 0};
 
@@ -1785,8 +1799,7 @@ DispatchFrames(
 		add[j].level = -1;	/* Used. */
 	    } else if (r->nameLen == 0 || w[0] == '$' || w[0] == '['
 		    || w[0] == '{' || w[0] == '"') {
-		memmove(r, r + 1, (c->n - i - 1) * sizeof(TpTclRaw));
-		c->n--;
+		RemoveRaw(c, i);
 	    }
 	} else if (r != NULL && cmdPtr != NULL && inner == 0) {
 	    Name nm;
@@ -1809,28 +1822,17 @@ DispatchFrames(
 
 	for (j = nAdd - 1; j >= 0; j--) {
 	    if (add[j].level > 0) {
-		if ((r = InsertRaw(c, outerAt, k)) && !NameFrame(c, r, &add[j],
-			ctxs[j])) {
-		    memmove(r, r + 1, (c->n - outerAt - 1) * sizeof(TpTclRaw));
-		    c->n--;
-		}
+		InsertRaw(c, outerAt, k, &add[j], ctxs[j]);
 	    }
 	}
 	if (cmdPtr != NULL && inner == 0) {
 	    Added a = {TP_TCL_CMD, cmdPtr, 0};
 
-	    if ((r = InsertRaw(c, outerAt, k)) && !NameFrame(c, r, &a, NULL)) {
-		memmove(r, r + 1, (c->n - outerAt - 1) * sizeof(TpTclRaw));
-		c->n--;
-	    }
+	    InsertRaw(c, outerAt, k, &a, NULL);
 	}
 	for (j = nAdd - 1; j >= 0; j--) {
 	    if (add[j].level == 0) {
-		if ((r = InsertRaw(c, outerAt, k)) && !NameFrame(c, r, &add[j],
-			ctxs[j])) {
-		    memmove(r, r + 1, (c->n - outerAt - 1) * sizeof(TpTclRaw));
-		    c->n--;
-		}
+		InsertRaw(c, outerAt, k, &add[j], ctxs[j]);
 	    }
 	}
     }

@@ -2439,3 +2439,117 @@ TpInterpMethodName(
     Tcl_DecrRefCount(name);
     return 1;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCoroutineBody --
+ *
+ *	For trace mode, which never saw the body command of a coroutine
+ *	that was already running when the trace began (or whose shadow
+ *	stack it recycled): the CallFrame of that body command, when the
+ *	body is a proc, lambda or method. A coroutine's chains start empty
+ *	(its first CallFrame's caller is the global frame, its outermost
+ *	CmdFrame has no next), and the body command runs at its base. The
+ *	outermost CallFrame is the body's own only when the outermost
+ *	script level runs in it: a body written in C that evaluates a
+ *	script runs that script in the global frame, and then the procs it
+ *	calls are not the body.
+ *
+ * Results:
+ *	The body's CallFrame (for TpInterpFrameCmd), or NULL.
+ *
+ * Side effects:
+ *	None. Called in TraceProc, not in the handler.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void *
+TpInterpCoroutineBody(
+    Tcl_Interp *interp)
+{
+    Interp *iPtr = (Interp *) interp;
+    CallFrame *fp = iPtr->framePtr, *root = iPtr->rootFramePtr;
+    CmdFrame *cf = iPtr->cmdFramePtr;
+    int n;
+
+    if (iPtr->execEnvPtr->corPtr == NULL || fp == NULL || fp == root
+	    || cf == NULL) {
+	return NULL;
+    }
+    for (n = 0; fp->callerPtr != root; n++) {
+	if (fp->callerPtr == NULL || n >= MAX_CHAIN) {
+	    return NULL;
+	}
+	fp = fp->callerPtr;
+    }
+    for (n = 0; cf->nextPtr != NULL; n++) {
+	if (n >= MAX_CHAIN) {
+	    return NULL;
+	}
+	cf = cf->nextPtr;
+    }
+    if (cf->framePtr != fp || !(fp->isProcCallFrame & FRAME_IS_PROC)
+	    || fp->procPtr == NULL) {
+	return NULL;
+    }
+    return fp;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpFrameCmd --
+ *
+ *	What trace mode needs to name a proc, lambda or method CallFrame
+ *	it did not see entered, as frames mode names it (EmitCallFrame): a
+ *	proc by its command, a lambda by the lambda value [apply] was
+ *	given, a method as "::Class method" after the class (or object)
+ *	that declares the method the frame runs.
+ *
+ * Results:
+ *	TP_TCL_PROC and *tokenPtr, TP_TCL_LAMBDA and *lambdaPtr,
+ *	TP_TCL_METHOD and the name appended to dsPtr; or -1.
+ *
+ * Side effects:
+ *	None. Not for the handler.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpFrameCmd(
+    void *frame,
+    Tcl_Command *tokenPtr,
+    Tcl_Obj **lambdaPtr,
+    Tcl_DString *dsPtr)
+{
+    CallFrame *fp = frame;
+    Proc *procPtr = fp->procPtr;
+    Name nm;
+
+    if (!(fp->isProcCallFrame & FRAME_IS_PROC) || procPtr == NULL) {
+	return -1;
+    }
+    if (fp->isProcCallFrame & FRAME_IS_LAMBDA) {
+	if (fp->objc < 2 || fp->objv == NULL) {
+	    return -1;
+	}
+	*lambdaPtr = fp->objv[1];
+	return TP_TCL_LAMBDA;
+    }
+    if (fp->isProcCallFrame & FRAME_IS_METHOD) {
+	nm.n = 0;
+	if (!MethodName(fp, procPtr, &nm)) {
+	    return -1;
+	}
+	Tcl_DStringAppend(dsPtr, nm.b, nm.n);
+	return TP_TCL_METHOD;
+    }
+    if (procPtr->cmdPtr == NULL) {
+	return -1;
+    }
+    *tokenPtr = (Tcl_Command) procPtr->cmdPtr;
+    return TP_TCL_PROC;
+}

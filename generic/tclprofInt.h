@@ -357,6 +357,12 @@ MODULE_SCOPE void	TpInterpCommandProcs(Tcl_Interp *interp,
 			    void (*fn)(void *cd, const char *name, uintptr_t objProc),
 			    void *cd);	/* Every command's objProc, to name
 					 * C command frames. */
+MODULE_SCOPE void *	TpInterpCoroutineBody(Tcl_Interp *interp);
+						/* CallFrame of the running
+						 * coroutine's body command. */
+MODULE_SCOPE int	TpInterpFrameCmd(void *framePtr, Tcl_Command *tokenPtr,
+			    Tcl_Obj **lambdaPtr, Tcl_DString *dsPtr);
+						/* How to name a CallFrame. */
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,

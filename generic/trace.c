@@ -105,6 +105,7 @@ typedef struct CoroStack {
     TraceCmd *marker;		/* "coroutine NAME" (TP_TCL_CORO). */
     Tcl_Command token;		/* The coroutine's command, and its name */
     const char *tailPtr;	/* when marker was made (renames). */
+    int bodyTried;		/* e[0] was looked for (BodyEntry). */
 } CoroStack;
 
 struct TpTraceState {
@@ -141,6 +142,8 @@ static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Interp *interp,
 	Tcl_Obj *lambdaObj);
 static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
+static TraceCmd *FrameCmd(TpTraceState *ts, Tcl_Interp *interp,
+	void *frame);
 static Tcl_ObjCmdProc CalibrateCmd;
 
 /*
@@ -344,6 +347,52 @@ NamedCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * FrameCmd --
+ *
+ *	The TraceCmd of a proc, lambda or method CallFrame whose call the
+ *	trace did not see (TpInterpFrameCmd says how to name it), named as
+ *	a traced call of it would be.
+ *
+ * Results:
+ *	The TraceCmd, or NULL if the frame cannot be named.
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+FrameCmd(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    void *frame)
+{
+    Tcl_Command token = NULL;
+    Tcl_Obj *lambdaObj = NULL;
+    Tcl_DString ds;
+    TraceCmd *tc = NULL;
+
+    Tcl_DStringInit(&ds);
+    switch (TpInterpFrameCmd(frame, &token, &lambdaObj, &ds)) {
+    case TP_TCL_PROC:
+	tc = LookupCmd(ts, interp, token);
+	break;
+    case TP_TCL_LAMBDA:
+	tc = LambdaCmd(ts, interp, lambdaObj);
+	break;
+    case TP_TCL_METHOD:
+	tc = NamedCmd(ts, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
+		TP_TCL_METHOD);
+	break;
+    }
+    Tcl_DStringFree(&ds);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * NewTraceCmd --
  *
  *	Allocates a TraceCmd named by len bytes of name, on the list of all
@@ -494,6 +543,7 @@ CoroStackFor(
 	cs->marker = NULL;
 	cs->token = NULL;
 	cs->tailPtr = NULL;
+	cs->bodyTried = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cs->corPtr = corPtr;
     }
@@ -568,6 +618,50 @@ ResumerEntry(
 /*
  *----------------------------------------------------------------------
  *
+ * BodyEntry --
+ *
+ *	Fills entry 0 of coroutine stack cs, the coroutine's body command,
+ *	when the trace never saw it entered: the coroutine was created
+ *	before the trace began, or its stack was recycled. Without it a
+ *	resumed coroutine showed its marker with the body's callees right
+ *	under it. The entry gets no anchor: it follows the marker, which
+ *	stands for the resuming command, as the body runs in the resumer's
+ *	trampoline. Looked for once per stack.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May write cs->e[0]; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+BodyEntry(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    CoroStack *cs)
+{
+    void *frame = TpInterpCoroutineBody(interp);
+    TraceCmd *tc;
+
+    cs->bodyTried = 1;
+    if (frame == NULL || (tc = FrameCmd(ts, interp, frame)) == NULL) {
+	return;
+    }
+    ts->writingCoro = cs->corPtr;
+    __atomic_store_n(&ts->writing, 1, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    memset(&cs->e[0], 0, sizeof(ShadowEntry));
+    cs->e[0].cmd = tc;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TraceProc --
  *
  *	The enter trace: records the command at its level, with its call
@@ -617,8 +711,13 @@ TraceProc(
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
     if (corPtr != NULL) {
-	stack = CoroStackFor(ts, interp, corPtr)->e;
+	CoroStack *cs = CoroStackFor(ts, interp, corPtr);
+
+	stack = cs->e;
 	lo = 0;
+	if (stack[0].cmd == NULL && !cs->bodyTried && level > base) {
+	    BodyEntry(ts, interp, cs);
+	}
     }
     rel = level - base;
     if (rel < lo || rel >= TP_TRACE_LEVELS) {

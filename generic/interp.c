@@ -2553,3 +2553,68 @@ TpInterpFrameCmd(
     *tokenPtr = (Tcl_Command) procPtr->cmdPtr;
     return TP_TCL_PROC;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpChildren --
+ *
+ *	Calls fn for every descendant of interp (children, their children,
+ *	... down to MAX_INTERPS levels), parents before their children,
+ *	with the command that stands for the child in its parent. Trace
+ *	mode traces each descendant: frames mode captures the evaluating
+ *	ones (ActiveInterps), and trace mode must show the same frames.
+ *	tclInterp.c's Child record starts {Tcl_Interp *parentInterp;
+ *	Tcl_HashEntry *; Tcl_Interp *childInterp; Tcl_Command interpCmd;
+ *	...}.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Whatever fn does (it must not create or delete interps). Not for the
+ *	handler.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef struct TpChildCmdPrefix {
+    Tcl_Interp *parentInterp;
+    Tcl_HashEntry *childEntryPtr;
+    Tcl_Interp *childInterp;
+    Tcl_Command interpCmd;
+} TpChildCmdPrefix;
+
+static void
+ChildrenOf(
+    Interp *iPtr,
+    void (*fn)(void *cd, Tcl_Interp *child, Tcl_Command childCmd),
+    void *cd,
+    int depth)
+{
+    TpInterpInfoPrefix *info = iPtr->interpInfo;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *h;
+
+    if (info == NULL || depth >= MAX_INTERPS) {
+	return;
+    }
+    for (h = Tcl_FirstHashEntry(&info->childTable, &search); h != NULL;
+	    h = Tcl_NextHashEntry(&search)) {
+	TpChildCmdPrefix *ch = Tcl_GetHashValue(h);
+
+	if (ch != NULL && ch->childInterp != NULL) {
+	    fn(cd, ch->childInterp, ch->interpCmd);
+	    ChildrenOf((Interp *) ch->childInterp, fn, cd, depth + 1);
+	}
+    }
+}
+
+void
+TpInterpChildren(
+    Tcl_Interp *interp,
+    void (*fn)(void *cd, Tcl_Interp *child, Tcl_Command childCmd),
+    void *cd)
+{
+    ChildrenOf((Interp *) interp, fn, cd, 0);
+}

@@ -363,6 +363,10 @@ MODULE_SCOPE void *	TpInterpCoroutineBody(Tcl_Interp *interp);
 MODULE_SCOPE int	TpInterpFrameCmd(void *framePtr, Tcl_Command *tokenPtr,
 			    Tcl_Obj **lambdaPtr, Tcl_DString *dsPtr);
 						/* How to name a CallFrame. */
+MODULE_SCOPE void	TpInterpChildren(Tcl_Interp *interp,
+			    void (*fn)(void *cd, Tcl_Interp *child,
+			    Tcl_Command childCmd), void *cd);
+						/* Every descendant interp. */
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,

@@ -28,7 +28,19 @@
  *	through their resumers. An entry kept across a yield ran in its
  *	resumer's trampoline, which the next resume may not share: its
  *	anchor is dropped (it then follows the marker) when the resumer's
- *	anchor has changed since it was written.
+ *	anchor has changed since it was written. A coroutine already
+ *	running when the trace began never had its body command entered
+ *	under the trace: the body is read from its CallFrame instead
+ *	(BodyEntry).
+ *
+ *	Child interps. A child has its own Interp, levels and traces:
+ *	each descendant of the profiled interp gets a trace and a main
+ *	stack of its own (TraceInterp), those present at start and those
+ *	made later (found when the command after an [interp] or a child's
+ *	own command runs, as a child is made and entered through those).
+ *	The handler captures every evaluating one and orders their frames
+ *	by anchor, which is the trampoline's SP: deeper trampolines, lower
+ *	SPs.
  *
  *	Stale entries. Tcl counts a command's level before it runs the
  *	enter traces, so from then until TraceProc writes the entry, the
@@ -64,6 +76,8 @@
 #define TP_TRACE_COROS	64		/* Coroutine stacks kept. */
 #define TP_TRACE_SITES	4096		/* Call sites remembered (a power
 					 * of 2). */
+#define TP_TRACE_INTERPS 16		/* Interps traced: the profiled one
+					 * and its descendants. */
 
 typedef struct TraceCmd {
     char *name;			/* Fully qualified (global commands without
@@ -76,6 +90,8 @@ typedef struct TraceCmd {
     int isObject;		/* A TclOO object's command or `my`: calls
 				 * are named by method (MethodCmd). */
     int isApply;		/* apply: calls are named by lambda. */
+    int isInterp;		/* [interp] or a child interp's command:
+				 * may create or run a child interp. */
     char *file;			/* Lambdas: the file they were written in,
 				 * or NULL... */
     int fileLen;
@@ -108,9 +124,29 @@ typedef struct CoroStack {
     int bodyTried;		/* e[0] was looked for (BodyEntry). */
 } CoroStack;
 
-struct TpTraceState {
-    Tcl_Interp *interp;
+/*
+ * One traced interp: the profiled one (interps[0]) or a descendant. A
+ * child interp has its own Interp, levels and trace; its Tcl frames run in
+ * trampolines nested in its parent's (DESIGN.md), and the handler orders
+ * the frames of all evaluating interps by anchor.
+ */
+
+typedef struct TraceInterp {
+    Tcl_Interp *volatile interp;/* NULL when the slot is free (a deleted
+				 * child): the handler skips it. */
     Tcl_Trace trace;
+    ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
+    struct TpTraceState *ts;
+} TraceInterp;
+
+struct TpTraceState {
+    Tcl_Interp *interp;		/* The profiled interp. */
+    TraceInterp interps[TP_TRACE_INTERPS];
+    volatile int nInterps;	/* Slots used (free ones included). */
+    int rescan;			/* Look for new child interps at the next
+				 * command. */
+    Tcl_ObjCmdProc *interpObjProc;/* objProc of [interp]... */
+    Tcl_ObjCmdProc *childObjProc;/* ... and of child interps' commands. */
     uintptr_t spDelta;		/* Calibrated anchor offset. */
     int calibrated;
     Tcl_ObjCmdProc *procObjProc;/* objProc of every proc (to tell procs). */
@@ -119,13 +155,12 @@ struct TpTraceState {
     Tcl_ObjCmdProc *applyObjProc;/* objProc of apply. */
     const Tcl_ObjType *lambdaType;/* apply's lambda Tcl_ObjType. */
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
-    ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
     SiteEntry *sites;		/* TP_TRACE_SITES entries. */
     uint64_t useClock;
     volatile int writing;	/* Index TraceProc is writing + 1, 0 if
 				 * none... */
-    volatile void *writingCoro;	/* ... and its coroutine. */
+    ShadowEntry *volatile writingStack;/* ... in this stack. */
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
@@ -144,6 +179,7 @@ static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
 static TraceCmd *FrameCmd(TpTraceState *ts, Tcl_Interp *interp,
 	void *frame);
+static void	RescanInterps(TpTraceState *ts);
 static Tcl_ObjCmdProc CalibrateCmd;
 
 /*
@@ -203,6 +239,8 @@ LookupCmd(
     tc->isObject = info.objProc != NULL && (info.objProc == ts->objObjProc
 	    || info.objProc == ts->myObjProc);
     tc->isApply = info.objProc != NULL && info.objProc == ts->applyObjProc;
+    tc->isInterp = info.objProc != NULL && (info.objProc == ts->interpObjProc
+	    || info.objProc == ts->childObjProc);
     Tcl_SetHashValue(h, tc);
     return tc;
 }
@@ -573,7 +611,7 @@ CoroStackFor(
  *
  *	The entry of the command that resumed coroutine corPtr (whose base
  *	level is base): in the resuming coroutine's stack, or in the main
- *	stack.
+ *	stack of the coroutine's interp.
  *
  * Results:
  *	The entry, or NULL if unknown.
@@ -590,12 +628,13 @@ CoroStackFor(
 static ShadowEntry *
 ResumerEntry(
     TpTraceState *ts,
+    ShadowEntry *mainStack,
     void *corPtr,
     int base)
 {
     void *outer;
     int outerBase, idx;
-    ShadowEntry *stack = ts->main;
+    ShadowEntry *stack = mainStack;
 
     if (!TpInterpCoroutineCaller(corPtr, &outer, &outerBase)) {
 	return NULL;
@@ -613,6 +652,148 @@ ResumerEntry(
 	return NULL;
     }
     return &stack[idx];
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * AddInterp --
+ *
+ *	Traces interp with a shadow stack of its own, in a free slot of
+ *	ts->interps. The handler may be reading the slots: a slot is
+ *	published by its interp field, written last.
+ *
+ * Results:
+ *	The TraceInterp, or NULL when every slot is taken (that interp's
+ *	frames are then missing from the samples).
+ *
+ * Side effects:
+ *	Creates a trace on interp; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceInterp *
+AddInterp(
+    TpTraceState *ts,
+    Tcl_Interp *interp)
+{
+    TraceInterp *ti = NULL;
+    int i;
+
+    for (i = 0; i < ts->nInterps && ti == NULL; i++) {
+	if (ts->interps[i].interp == NULL) {
+	    ti = &ts->interps[i];
+	}
+    }
+    if (ti == NULL) {
+	if (ts->nInterps >= TP_TRACE_INTERPS) {
+	    return NULL;
+	}
+	ti = &ts->interps[ts->nInterps];
+    }
+    if (ti->main == NULL) {
+	ti->main = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
+	if (ti->main == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+    } else {
+	memset(ti->main, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
+    }
+    ti->ts = ts;
+    ti->trace = Tcl_CreateObjTrace(interp, 0, TCL_ALLOW_INLINE_COMPILATION,
+	    TraceProc, ti, NULL);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    ti->interp = interp;
+    if (ti == &ts->interps[ts->nInterps]) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ts->nInterps++;
+    }
+    return ti;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ChildDeleted --
+ *
+ *	Tcl_CallWhenDeleted callback of a traced child interp: removes its
+ *	trace and frees its slot before Tcl frees the interp, which the
+ *	handler must no longer read.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Deletes the trace; unpublishes the slot.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ChildDeleted(
+    ClientData cd,
+    Tcl_Interp *interp)
+{
+    TraceInterp *ti = cd;
+
+    Tcl_DeleteTrace(interp, ti->trace);
+    ti->trace = NULL;
+    __atomic_store_n(&ti->interp, NULL, __ATOMIC_SEQ_CST);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SeeChild, RescanInterps --
+ *
+ *	Traces every descendant of the profiled interp not traced yet. Run
+ *	at start and, since a child can only be created or entered through
+ *	a command ([interp], or the child's own command in its parent),
+ *	before the command that follows one of those (the child exists by
+ *	then). SeeChild also learns the objProc that child interps'
+ *	commands share.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May create traces and register deletion callbacks.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+SeeChild(
+    void *cd,
+    Tcl_Interp *child,
+    Tcl_Command childCmd)
+{
+    TpTraceState *ts = cd;
+    TraceInterp *ti;
+    Tcl_CmdInfo info;
+    int i;
+
+    if (ts->childObjProc == NULL && childCmd != NULL
+	    && Tcl_GetCommandInfoFromToken(childCmd, &info)) {
+	ts->childObjProc = info.objProc;
+    }
+    for (i = 0; i < ts->nInterps; i++) {
+	if (ts->interps[i].interp == child) {
+	    return;
+	}
+    }
+    if ((ti = AddInterp(ts, child)) != NULL) {
+	Tcl_CallWhenDeleted(child, ChildDeleted, ti);
+    }
+}
+
+static void
+RescanInterps(
+    TpTraceState *ts)
+{
+    ts->rescan = 0;
+    TpInterpChildren(ts->interp, SeeChild, ts);
 }
 
 /*
@@ -650,7 +831,7 @@ BodyEntry(
     if (frame == NULL || (tc = FrameCmd(ts, interp, frame)) == NULL) {
 	return;
     }
-    ts->writingCoro = cs->corPtr;
+    ts->writingStack = cs->e;
     __atomic_store_n(&ts->writing, 1, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     memset(&cs->e[0], 0, sizeof(ShadowEntry));
@@ -687,11 +868,12 @@ TraceProc(
     int objc,
     Tcl_Obj *const objv[])
 {
-    TpTraceState *ts = cd;
+    TraceInterp *ti = cd;
+    TpTraceState *ts = ti->ts;
     uintptr_t frame = (uintptr_t) __builtin_frame_address(0);
     uintptr_t site, pos, resumerAnchor = 0;
     TraceCmd *tc, *caller = NULL;
-    ShadowEntry *stack = ts->main, *e;
+    ShadowEntry *stack = ti->main, *e;
     void *corPtr;
     int base = 0, rel, lo = 1;
 
@@ -700,7 +882,13 @@ TraceProc(
 	ts->calFrame = frame;
 	return TCL_OK;
     }
+    if (ts->rescan) {
+	RescanInterps(ts);
+    }
     tc = LookupCmd(ts, interp, token);
+    if (tc->isInterp) {
+	ts->rescan = 1;
+    }
     if (tc->isObject && objc >= 2) {
 	tc = MethodCmd(ts, interp, token, objv[1]);
     } else if (tc->isApply && objc >= 2) {
@@ -729,7 +917,8 @@ TraceProc(
      * body command, the command that resumed it.
      */
 
-    if (corPtr != NULL && (e = ResumerEntry(ts, corPtr, base)) != NULL) {
+    if (corPtr != NULL
+	    && (e = ResumerEntry(ts, ti->main, corPtr, base)) != NULL) {
 	resumerAnchor = e->anchor;
 	caller = e->cmd;
     }
@@ -766,7 +955,7 @@ TraceProc(
 	}
     }
 
-    ts->writingCoro = corPtr;
+    ts->writingStack = stack;
     __atomic_store_n(&ts->writing, rel + 1, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     e = &stack[rel];
@@ -838,13 +1027,14 @@ CalibrateCmd(
  *
  * TpTraceStart --
  *
- *	Installs the trace on interp and calibrates the anchor delta.
+ *	Installs the trace on interp and its descendant interps, and
+ *	calibrates the anchor delta.
  *
  * Results:
  *	The trace state, or NULL if calibration failed (no trace left).
  *
  * Side effects:
- *	Creates a trace; briefly creates and deletes helper commands.
+ *	Creates traces; briefly creates and deletes helper commands.
  *
  *----------------------------------------------------------------------
  */
@@ -865,7 +1055,6 @@ TpTraceStart(
     ts->interp = interp;
     ts->trampLo = trampLo;
     ts->trampHi = trampHi;
-    ts->main = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
     ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	ts->coros[i].e = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
@@ -873,7 +1062,7 @@ TpTraceStart(
 	    Tcl_Panic("tclprof: out of memory");
 	}
     }
-    if (ts->main == NULL || ts->sites == NULL) {
+    if (ts->sites == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
@@ -891,6 +1080,9 @@ TpTraceStart(
     Tcl_DeleteCommand(interp, "::tclprof::Probe");
     if (Tcl_GetCommandInfo(interp, "::apply", &info)) {
 	ts->applyObjProc = info.objProc;
+    }
+    if (Tcl_GetCommandInfo(interp, "::interp", &info)) {
+	ts->interpObjProc = info.objProc;
     }
 
     /*
@@ -938,8 +1130,7 @@ TpTraceStart(
     }
     Tcl_ResetResult(interp);
 
-    ts->trace = Tcl_CreateObjTrace(interp, 0, TCL_ALLOW_INLINE_COMPILATION,
-	    TraceProc, ts, NULL);
+    AddInterp(ts, interp);
     Tcl_CreateObjCommand(interp, "::tclprof::Calibrate", CalibrateCmd, ts,
 	    NULL);
     Tcl_EvalEx(interp, "::tclprof::Calibrate", -1, TCL_EVAL_GLOBAL);
@@ -949,6 +1140,7 @@ TpTraceStart(
 	TpTraceStop(ts, NULL);
 	return NULL;
     }
+    RescanInterps(ts);
     return ts;
 }
 
@@ -982,7 +1174,17 @@ TpTraceStop(
     if (ts == NULL) {
 	return;
     }
-    Tcl_DeleteTrace(ts->interp, ts->trace);
+    for (i = 0; i < ts->nInterps; i++) {
+	TraceInterp *ti = &ts->interps[i];
+
+	if (ti->interp != NULL) {
+	    Tcl_DeleteTrace(ti->interp, ti->trace);
+	    if (i > 0) {
+		Tcl_DontCallWhenDeleted(ti->interp, ChildDeleted, ti);
+	    }
+	}
+	free(ti->main);
+    }
     if (p != NULL) {
 	for (tc = ts->all; tc != NULL; tc = tc->nextAll) {
 	    if (tc->calls > 0) {
@@ -1009,7 +1211,6 @@ TpTraceStop(
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	free(ts->coros[i].e);
     }
-    free(ts->main);
     free(ts->sites);
     free(ts);
 }
@@ -1123,7 +1324,7 @@ CopyStack(
     int lvl, skip = -1;
     uintptr_t now;
 
-    if (ts->writing != 0 && ts->writingCoro == corPtr) {
+    if (ts->writing != 0 && ts->writingStack == stack) {
 	skip = ts->writing - 1;
     }
     for (lvl = to; lvl >= from; lvl--) {
@@ -1155,12 +1356,12 @@ CopyStack(
 /*
  *----------------------------------------------------------------------
  *
- * TpTraceCapture --
+ * CaptureInterp --
  *
- *	Copies the shadow stacks, cut at the interp's current level, into
- *	the slot (innermost first): the running coroutine's, then under its
- *	marker those of the contexts that resumed it, down to the main
- *	stack.
+ *	Copies the shadow stacks of one interp, cut at its current level,
+ *	into the slot (innermost first): the running coroutine's, then
+ *	under its marker those of the contexts that resumed it, down to the
+ *	interp's main stack.
  *
  * Results:
  *	None.
@@ -1176,9 +1377,10 @@ CopyStack(
  *----------------------------------------------------------------------
  */
 
-void
-TpTraceCapture(
+static void
+CaptureInterp(
     TpTraceState *ts,
+    const TraceInterp *ti,
     Tcl_Interp *interp,
     const TpRing *ring,
     TpSlot *slot)
@@ -1197,7 +1399,7 @@ TpTraceCapture(
 	    slot->flags |= TP_SLOT_TCLERR;
 	    return;
 	}
-	re = ResumerEntry(ts, corPtr, base);
+	re = ResumerEntry(ts, ti->main, corPtr, base);
 	if (cs != NULL) {
 	    if (hi - base >= TP_TRACE_LEVELS) {
 		hi = base + TP_TRACE_LEVELS - 1;
@@ -1227,6 +1429,121 @@ TpTraceCapture(
 	slot->flags |= TP_SLOT_TCLTRUNC;
     }
     if (corPtr == NULL) {
-	CopyStack(ts, interp, ts->main, NULL, 1, hi, top, 0, ring, slot);
+	CopyStack(ts, interp, ti->main, NULL, 1, hi, top, 0, ring, slot);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * OrderByAnchor --
+ *
+ *	Interleaves the frames of several interps, captured one interp
+ *	after another (blocks[k] is where interp k's frames start; each
+ *	block is innermost first), into one stack, innermost first. A
+ *	child interp's frames run in trampolines nested in the command of
+ *	its parent that entered it, and a parent's can run in trampolines
+ *	nested in its child's (an alias, a C command evaluating in the
+ *	parent): anchors are trampoline SPs, and inner trampolines have
+ *	lower SPs. A frame without an anchor first takes the one of the
+ *	next outer frame of its interp (merge.c would give it that frame's
+ *	trampoline anyway), so that it stays with its interp's frames.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Reorders the slot's Tcl frames; fills their missing anchors.
+ *
+ * Signal safety:
+ *	Handler only: our own slot. Stable insertion sort: blocks are
+ *	mostly in order already (children are captured first).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+OrderByAnchor(
+    const TpRing *ring,
+    TpSlot *slot,
+    const int *blocks,
+    int nBlocks)
+{
+    TpTclRaw *r = TpSlotTcl(ring, slot);
+    int n = (int) slot->nTcl, b, i, j;
+
+    for (b = 0; b < nBlocks; b++) {
+	int end = (b + 1 < nBlocks) ? blocks[b + 1] : n;
+	uintptr_t outer = 0;
+
+	for (i = end - 1; i >= blocks[b]; i--) {
+	    if (r[i].anchor == 0) {
+		r[i].anchor = outer;
+	    } else {
+		outer = r[i].anchor;
+	    }
+	}
+	if (outer == 0 && end > blocks[b]) {
+	    return;		/* No anchor at all: leave the order. */
+	}
+    }
+    for (i = 1; i < n; i++) {
+	TpTclRaw t = r[i];
+
+	for (j = i; j > 0 && r[j - 1].anchor > t.anchor; j--) {
+	    r[j] = r[j - 1];
+	}
+	r[j] = t;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTraceCapture --
+ *
+ *	Copies the shadow stacks of the profiled interp and of its
+ *	descendants that are evaluating into the slot, innermost first.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills the slot's Tcl frames.
+ *
+ * Signal safety:
+ *	Handler only; reads the traced interps' numLevels and our own
+ *	arrays. A child interp is read only while its slot is published
+ *	(ChildDeleted unpublishes it before Tcl frees the interp).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpTraceCapture(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    int blocks[TP_TRACE_INTERPS], nBlocks = 0, i;
+    int n = ts->nInterps;
+
+    (void) interp;
+    for (i = (n < TP_TRACE_INTERPS ? n : TP_TRACE_INTERPS) - 1; i >= 0; i--) {
+	const TraceInterp *ti = &ts->interps[i];
+	Tcl_Interp *ip = ti->interp;
+	uint32_t before = slot->nTcl;
+
+	if (ip == NULL || (i > 0 && TpInterpNumLevels(ip) <= 0)) {
+	    continue;
+	}
+	CaptureInterp(ts, ti, ip, ring, slot);
+	if (slot->nTcl > before) {
+	    blocks[nBlocks++] = (int) before;
+	}
+    }
+    if (nBlocks > 1) {
+	OrderByAnchor(ring, slot, blocks, nBlocks);
     }
 }

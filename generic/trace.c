@@ -87,11 +87,8 @@ typedef struct TraceCmd {
     const char *tailPtr;	/* Tcl_GetCommandName's pointer, to check
 				 * the token still names this command. */
     Tcl_Namespace *nsPtr;
-    int isObject;		/* A TclOO object's command or `my`: calls
-				 * are named by method (MethodCmd). */
-    int isApply;		/* apply: calls are named by lambda. */
-    int isInterp;		/* [interp] or a child interp's command:
-				 * may create or run a child interp. */
+    int special;		/* One of the SPECIAL_* below, 0 for most
+				 * commands (one test in TraceProc). */
     char *file;			/* Lambdas: the file they were written in,
 				 * or NULL... */
     int fileLen;
@@ -99,6 +96,18 @@ typedef struct TraceCmd {
     uint64_t calls;		/* Exact number of calls. */
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
+
+/*
+ * TraceCmd.special: commands whose calls TraceProc treats apart.
+ */
+
+enum {
+    SPECIAL_OBJECT = 1,		/* A TclOO object's command or `my`: calls
+				 * are named by method (MethodCmd). */
+    SPECIAL_APPLY,		/* apply: calls are named by lambda. */
+    SPECIAL_INTERP		/* [interp] or a child interp's command: may
+				 * make or enter a child interp. */
+};
 
 typedef struct ShadowEntry {
     TraceCmd *cmd;
@@ -143,8 +152,8 @@ struct TpTraceState {
     Tcl_Interp *interp;		/* The profiled interp. */
     TraceInterp interps[TP_TRACE_INTERPS];
     volatile int nInterps;	/* Slots used (free ones included). */
-    int rescan;			/* Look for new child interps at the next
-				 * command. */
+    int pending;		/* Not calibrated yet, or child interps to
+				 * look for: TraceProc's slow path. */
     Tcl_ObjCmdProc *interpObjProc;/* objProc of [interp]... */
     Tcl_ObjCmdProc *childObjProc;/* ... and of child interps' commands. */
     uintptr_t spDelta;		/* Calibrated anchor offset. */
@@ -236,11 +245,17 @@ LookupCmd(
     Tcl_DecrRefCount(full);
     tc->tailPtr = tail;
     tc->nsPtr = info.namespacePtr;
-    tc->isObject = info.objProc != NULL && (info.objProc == ts->objObjProc
-	    || info.objProc == ts->myObjProc);
-    tc->isApply = info.objProc != NULL && info.objProc == ts->applyObjProc;
-    tc->isInterp = info.objProc != NULL && (info.objProc == ts->interpObjProc
-	    || info.objProc == ts->childObjProc);
+    if (info.objProc == NULL) {
+	tc->special = 0;
+    } else if (info.objProc == ts->objObjProc
+	    || info.objProc == ts->myObjProc) {
+	tc->special = SPECIAL_OBJECT;
+    } else if (info.objProc == ts->applyObjProc) {
+	tc->special = SPECIAL_APPLY;
+    } else if (info.objProc == ts->interpObjProc
+	    || info.objProc == ts->childObjProc) {
+	tc->special = SPECIAL_INTERP;
+    }
     Tcl_SetHashValue(h, tc);
     return tc;
 }
@@ -792,7 +807,7 @@ static void
 RescanInterps(
     TpTraceState *ts)
 {
-    ts->rescan = 0;
+    ts->pending = 0;
     TpInterpChildren(ts->interp, SeeChild, ts);
 }
 
@@ -878,23 +893,24 @@ TraceProc(
     int base = 0, rel, lo = 1;
 
     (void) command;
-    if (!ts->calibrated) {
-	ts->calFrame = frame;
-	return TCL_OK;
-    }
-    if (ts->rescan) {
+    if (ts->pending) {
+	if (!ts->calibrated) {
+	    ts->calFrame = frame;
+	    return TCL_OK;
+	}
 	RescanInterps(ts);
     }
     tc = LookupCmd(ts, interp, token);
-    if (tc->isInterp) {
-	ts->rescan = 1;
-    }
-    if (tc->isObject && objc >= 2) {
-	tc = MethodCmd(ts, interp, token, objv[1]);
-    } else if (tc->isApply && objc >= 2) {
-	TraceCmd *lambda = LambdaCmd(ts, interp, objv[1]);
+    if (tc->special) {
+	if (tc->special == SPECIAL_INTERP) {
+	    ts->pending = 1;
+	} else if (tc->special == SPECIAL_OBJECT && objc >= 2) {
+	    tc = MethodCmd(ts, interp, token, objv[1]);
+	} else if (tc->special == SPECIAL_APPLY && objc >= 2) {
+	    TraceCmd *lambda = LambdaCmd(ts, interp, objv[1]);
 
-	tc = lambda ? lambda : tc;
+	    tc = lambda ? lambda : tc;
+	}
     }
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
@@ -1053,6 +1069,7 @@ TpTraceStart(
 	return NULL;
     }
     ts->interp = interp;
+    ts->pending = 1;
     ts->trampLo = trampLo;
     ts->trampHi = trampHi;
     ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));

@@ -2618,3 +2618,83 @@ TpInterpChildren(
 {
     ChildrenOf((Interp *) interp, fn, cd, 0);
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCallSiteFrame --
+ *
+ *	TpInterpCallSite, plus the CallFrame the command being entered is
+ *	called from (iPtr->framePtr: the true caller, not the [uplevel]
+ *	scope) and that frame's Proc when it is a proc, lambda or method
+ *	frame. Trace mode records the frame with each entry: a frame that
+ *	appears between two levels without a traced call of its own was
+ *	pushed by C (a proc's objProc called directly, a TclOO constructor,
+ *	a filter, [next]).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpInterpCallSiteFrame(
+    Tcl_Interp *interp,
+    uintptr_t *sitePtr,
+    uintptr_t *posPtr,
+    void **framePtr,
+    void **procPtr)
+{
+    Interp *iPtr = (Interp *) interp;
+    CmdFrame *cf = iPtr->cmdFramePtr;
+    CallFrame *fp = iPtr->framePtr;
+
+    *sitePtr = (uintptr_t) cf;
+    *posPtr = cf ? CallSitePos(cf) : 0;
+    *framePtr = fp;
+    *procPtr = (fp != NULL && (fp->isProcCallFrame & FRAME_IS_PROC))
+	    ? fp->procPtr : NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpFramesPushed --
+ *
+ *	The proc, lambda and method CallFrames pushed on top of frame outer
+ *	up to frame fp (fp included), innermost first. Not for the
+ *	handler.
+ *
+ * Results:
+ *	Their number (at most max) with the frames in list[], or -1 when
+ *	outer is not found within max + 4 callers of fp.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpFramesPushed(
+    void *frame,
+    void *outer,
+    void **list,
+    int max)
+{
+    CallFrame *fp = frame;
+    int n = 0, steps;
+
+    for (steps = 0; fp != NULL && fp != outer && steps < max + 4; steps++) {
+	if ((fp->isProcCallFrame & FRAME_IS_PROC) && fp->procPtr != NULL
+		&& n < max) {
+	    list[n++] = fp;
+	}
+	fp = fp->callerPtr;
+    }
+    return (fp == outer && fp != NULL) ? n : -1;
+}

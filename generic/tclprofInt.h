@@ -367,6 +367,14 @@ MODULE_SCOPE void	TpInterpChildren(Tcl_Interp *interp,
 			    void (*fn)(void *cd, Tcl_Interp *child,
 			    Tcl_Command childCmd), void *cd);
 						/* Every descendant interp. */
+MODULE_SCOPE void	TpInterpCallSiteFrame(Tcl_Interp *interp,
+			    uintptr_t *sitePtr, uintptr_t *posPtr,
+			    void **framePtr, void **procPtr);
+						/* TpInterpCallSite and the
+						 * caller's CallFrame. */
+MODULE_SCOPE int	TpInterpFramesPushed(void *framePtr, void *outer,
+			    void **list, int max);
+						/* CallFrames above outer. */
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,

@@ -55,6 +55,20 @@
  *	sites again and again), as frames mode shows the command being
  *	entered; or dropped when that is unknown.
  *
+ *	Frames without a traced call. Tcl pushes some proc, lambda and
+ *	method frames without dispatching a command: a proc whose objProc C
+ *	calls directly, a TclOO constructor, filter or [next] target. Each
+ *	entry records the caller's CallFrame; a command entered in a frame
+ *	that its caller did not push as a proc does (the caller is a C
+ *	command or a method call) looks at the frames pushed in between
+ *	(ViaFrames): the one of a method call names that call (a filter
+ *	runs before the method the call names; [new] runs the
+ *	constructor), and one more is shown between the two levels. Tcl
+ *	also counts a few levels it does not trace (a constructor runs two
+ *	levels above [new]): such a hole keeps the entry of an older
+ *	command, recognised because it was entered before the level below
+ *	it, and dropped.
+ *
  *	apply lambdas are named as frames mode names them ("apply
  *	file:line", TpLambdaName) and carry their file and line; both are
  *	found in TraceProc (TpInterpLambda), never in the handler.
@@ -115,6 +129,21 @@ typedef struct ShadowEntry {
     uintptr_t site, pos;	/* TpInterpCallSite when entered. */
     uintptr_t resumer;		/* Coroutine stacks: the resuming command's
 				 * anchor when this entry was written. */
+    void *frame;		/* The caller's CallFrame when entered. */
+    uint64_t seq;		/* When entered (TpTraceState.seq). */
+    TraceCmd *shown;		/* Shown instead of cmd when not NULL: the
+				 * method its own frame runs (ViaFrames,
+				 * from the entry one level down). */
+    TraceCmd *via;		/* A frame pushed by C between the command
+				 * one level up and this one, shown between
+				 * them, or NULL. */
+    void *viaProc;		/* ViaFrames' cache: the caller frame's Proc
+				 * (NULL if not looked for), the command one
+				 * level up and its frame, and the name found
+				 * for that command. */
+    TraceCmd *viaUp;
+    void *viaUpFrame;
+    TraceCmd *viaUpShown;
 } ShadowEntry;
 
 typedef struct SiteEntry {
@@ -167,6 +196,7 @@ struct TpTraceState {
     CoroStack coros[TP_TRACE_COROS];
     SiteEntry *sites;		/* TP_TRACE_SITES entries. */
     uint64_t useClock;
+    uint64_t seq;		/* Commands entered. */
     volatile int writing;	/* Index TraceProc is writing + 1, 0 if
 				 * none... */
     ShadowEntry *volatile writingStack;/* ... in this stack. */
@@ -858,6 +888,72 @@ BodyEntry(
 /*
  *----------------------------------------------------------------------
  *
+ * ViaFrames --
+ *
+ *	Called when the command being entered at level rel runs in a proc,
+ *	lambda or method frame that its caller (at level upRel) did not
+ *	push as a proc would (the caller is a C command or a method call).
+ *	The frames pushed since that command was entered are then frames
+ *	whose call Tcl never traced: a proc whose objProc C called
+ *	directly, a TclOO constructor, filter or [next] target. The
+ *	outermost one of a method call is that call's own frame: it names
+ *	the call when the method running is not the one the call's name
+ *	promised (a constructor run by [new], a filter). Of the others,
+ *	the innermost is shown under this command (one per level is kept).
+ *	The previous command at this level, in the same frame under the
+ *	same caller, had the same answer: it is reused.
+ *
+ * Results:
+ *	The via frame's TraceCmd or NULL; *upShownPtr: the name for the
+ *	command one level up, or NULL.
+ *
+ * Side effects:
+ *	May set stack[upRel].shown; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+ViaFrames(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    ShadowEntry *stack,
+    int rel,
+    int upRel,
+    void *frame,
+    void *proc,
+    TraceCmd **upShownPtr)
+{
+    ShadowEntry *up = &stack[upRel], *e = &stack[rel];
+    void *pushed[4];
+    TraceCmd *via = NULL, *own = NULL;
+    int n;
+
+    if (e->viaProc == proc && e->frame == frame && e->viaUp == up->cmd
+	    && e->viaUpFrame == up->frame) {
+	own = e->viaUpShown;
+	via = e->via;
+    } else if ((n = TpInterpFramesPushed(frame, up->frame, pushed, 4)) > 0) {
+	if (up->cmd->type == TP_TCL_METHOD) {
+	    own = FrameCmd(ts, interp, pushed[--n]);
+	    if (own == up->cmd) {
+		own = NULL;
+	    }
+	}
+	if (n > 0) {
+	    via = FrameCmd(ts, interp, pushed[0]);
+	}
+    }
+    if (own != NULL) {
+	up->shown = own;
+    }
+    *upShownPtr = own;
+    return via;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TraceProc --
  *
  *	The enter trace: records the command at its level, with its call
@@ -887,10 +983,10 @@ TraceProc(
     TpTraceState *ts = ti->ts;
     uintptr_t frame = (uintptr_t) __builtin_frame_address(0);
     uintptr_t site, pos, resumerAnchor = 0;
-    TraceCmd *tc, *caller = NULL;
+    TraceCmd *tc, *caller = NULL, *via = NULL, *upShown = NULL;
     ShadowEntry *stack = ti->main, *e;
-    void *corPtr;
-    int base = 0, rel, lo = 1;
+    void *corPtr, *callerFrame, *proc;
+    int base = 0, rel, lo = 1, up;
 
     (void) command;
     if (ts->pending) {
@@ -930,7 +1026,11 @@ TraceProc(
 
     /*
      * The caller: one level up, in this stack or, for the coroutine's
-     * body command, the command that resumed it.
+     * body command, the command that resumed it. Tcl counts a level
+     * without tracing it in a few places (a TclOO constructor runs two
+     * levels above [new]): such a hole holds the command last entered
+     * there, which was entered before the level below it was (it
+     * belongs to an earlier call) and must not show.
      */
 
     if (corPtr != NULL
@@ -938,8 +1038,15 @@ TraceProc(
 	resumerAnchor = e->anchor;
 	caller = e->cmd;
     }
+    up = rel - 1;
+    if (up > lo && stack[up].seq < stack[up - 1].seq) {
+	if (stack[up].cmd != NULL) {
+	    stack[up].cmd = NULL;
+	}
+	up--;
+    }
     if (rel > lo) {
-	caller = stack[rel - 1].cmd;
+	caller = stack[up].cmd;
     }
     if (caller != NULL) {
 	TraceCmd *key[2];
@@ -958,7 +1065,7 @@ TraceProc(
      * entries in the file header).
      */
 
-    TpInterpCallSite(interp, &site, &pos);
+    TpInterpCallSiteFrame(interp, &site, &pos, &callerFrame, &proc);
     if (pos != 0) {
 	SiteEntry *se = &ts->sites[SiteHash(pos)];
 
@@ -971,6 +1078,21 @@ TraceProc(
 	}
     }
 
+    /*
+     * Frames pushed by C between the caller and this command (a proc
+     * pushes its own frame: no need to look).
+     */
+
+    if (proc != NULL && rel > lo && caller != NULL
+	    && caller->type != TP_TCL_PROC
+	    && caller->type != TP_TCL_LAMBDA
+	    && callerFrame != stack[up].frame) {
+	via = ViaFrames(ts, interp, stack, rel, up, callerFrame, proc,
+		&upShown);
+    } else {
+	proc = NULL;
+    }
+
     ts->writingStack = stack;
     __atomic_store_n(&ts->writing, rel + 1, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -980,6 +1102,16 @@ TraceProc(
     e->site = site;
     e->pos = pos;
     e->resumer = resumerAnchor;
+    e->frame = callerFrame;
+    e->seq = ++ts->seq;
+    e->shown = NULL;
+    e->via = via;
+    e->viaProc = proc;
+    if (proc != NULL) {
+	e->viaUp = caller;
+	e->viaUpFrame = stack[up].frame;
+	e->viaUpShown = upShown;
+    }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
     return TCL_OK;
@@ -1346,7 +1478,8 @@ CopyStack(
     }
     for (lvl = to; lvl >= from; lvl--) {
 	const ShadowEntry *e = &stack[lvl];
-	const TraceCmd *tc = e->cmd;
+	const TraceCmd *tc = e->shown ? e->shown : e->cmd;
+	const TraceCmd *via = e->via;
 	uintptr_t anchor = e->anchor;
 
 	if (lvl == skip || tc == NULL) {
@@ -1363,7 +1496,8 @@ CopyStack(
 		continue;
 	    }
 	}
-	if (!EmitCmd(tc, anchor, ring, slot)) {
+	if (!EmitCmd(tc, anchor, ring, slot)
+		|| (via != NULL && !EmitCmd(via, anchor, ring, slot))) {
 	    return 0;
 	}
     }

@@ -437,6 +437,54 @@ NrEvalCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * DirectCmd --
+ *
+ *	tphelper::direct cmd ?arg ...?: calls cmd's objProc from C, as some
+ *	extensions do, without Tcl dispatching a command: for a proc, Tcl
+ *	pushes its frame with no trace and no level of its own.
+ *
+ * Results:
+ *	cmd's result and completion code.
+ *
+ * Side effects:
+ *	Whatever cmd does.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+DirectCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_CmdInfo info;
+    int code;
+
+    /* Syntax: tphelper::direct cmd ?arg ...?
+     *         [0]              [1] [2...] */
+    (void) cd;
+    if (objc < 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "cmd ?arg ...?");
+	return TCL_ERROR;
+    }
+    if (!Tcl_GetCommandInfo(interp, Tcl_GetString(objv[1]), &info)
+	    || !info.isNativeObjectProc) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf(
+		"\"%s\" is not a command with an objProc",
+		Tcl_GetString(objv[1])));
+	Tcl_SetErrorCode(interp, "TPHELPER", "DIRECT", NULL);
+	return TCL_ERROR;
+    }
+    code = info.objProc(info.objClientData, interp, objc - 1, objv + 1);
+    sink++;
+    return code;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * SleepCmd --
  *
  *	tphelper::sleep ms: blocks in nanosleep for ms of wall time.
@@ -652,6 +700,7 @@ Tphelper_Init(
 	{"::tphelper::sleep",	SleepCmd},
 	{"::tphelper::fork",	ForkCmd},
 	{"::tphelper::sigprof",	SigprofCmd},
+	{"::tphelper::direct",	DirectCmd},
 	{NULL, NULL}
     };
     int i;

@@ -2698,3 +2698,98 @@ TpInterpFramesPushed(
     }
     return (fp == outer && fp != NULL) ? n : -1;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpNextMethod --
+ *
+ *	For trace mode's innermost entry: the method not written in Tcl
+ *	that [next] is running, which pushes no frame and no level, so
+ *	that no trace sees it. The innermost CallFrame is then the method
+ *	frame that called [next], and its call context has moved on to the
+ *	C method (TclOO runs the chain by advancing ctx->index). The caller
+ *	says which frame that must be: entryFrame itself when the entry is
+ *	a traced [next] (how 2), a frame pushed on entryFrame when the
+ *	entry is a method call whose body ran a compiled [next] (how 1).
+ *	Named as frames mode names methods: "::Class method".
+ *
+ * Results:
+ *	The length of the name written to buf (at most max bytes), 0 if no
+ *	such method runs. *keyPtr: the Method, for de-duplication.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe; pointers checked, walks bounded.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpNextMethod(
+    Tcl_Interp *interp,
+    void *entryFrame,
+    int how,
+    char *buf,
+    int max,
+    uintptr_t *keyPtr)
+{
+    CallFrame *fp = ((Interp *) interp)->framePtr;
+    CallContext *ctx;
+    CallChain *chain;
+    Method *mPtr;
+    Object *oPtr;
+    const char *s;
+    int len, idx;
+    Name nm;
+
+    if (!OKP(fp) || !(fp->isProcCallFrame & FRAME_IS_METHOD)
+	    || (how == 2 ? fp != entryFrame : fp->callerPtr != entryFrame)
+	    || !OKP(ctx = fp->clientData) || !OKP(chain = ctx->callPtr)
+	    || !OKP(chain->chain) || chain->numChain <= 0
+	    || chain->numChain > 256 || (idx = ctx->index) <= 0
+	    || idx >= chain->numChain
+	    || !OKP(mPtr = chain->chain[idx].mPtr) || !OKP(mPtr->typePtr)
+	    || !Ok(s = mPtr->typePtr->name, 1) || !strncmp(s, "method", 7)) {
+	return 0;
+    }
+    oPtr = OKP(mPtr->declaringClassPtr) ? mPtr->declaringClassPtr->thisPtr
+	    : mPtr->declaringObjectPtr;
+    nm.n = 0;
+    if (!OKP(oPtr) || !CmdName((Command *) oPtr->command, &nm)
+	    || (s = ObjBytes(mPtr->namePtr, &len)) == NULL) {
+	return 0;
+    }
+    NameAdd(&nm, " ", 1);
+    NameAdd(&nm, s, len);
+    len = nm.n < max ? nm.n : max;
+    memcpy(buf, nm.b, (size_t) len);
+    *keyPtr = (uintptr_t) mPtr;
+    return len;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpNreProc --
+ *
+ *	The nreProc of a command: commands made by Tcl_NRCreateCommand
+ *	without an objProc ([next], [nextto]) are told apart by it, as
+ *	Tcl_GetCommandInfo does not return it.
+ *
+ * Results:
+ *	The function, or NULL.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void *
+TpInterpNreProc(
+    Tcl_Command token)
+{
+    return token ? (void *) ((Command *) token)->nreProc : NULL;
+}

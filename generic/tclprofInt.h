@@ -375,6 +375,11 @@ MODULE_SCOPE void	TpInterpCallSiteFrame(Tcl_Interp *interp,
 MODULE_SCOPE int	TpInterpFramesPushed(void *framePtr, void *outer,
 			    void **list, int max);
 						/* CallFrames above outer. */
+MODULE_SCOPE int	TpInterpNextMethod(Tcl_Interp *interp,
+			    void *entryFrame, int how, char *buf, int max,
+			    uintptr_t *keyPtr);	/* Signal-safe. The C method
+						 * [next] runs. */
+MODULE_SCOPE void *	TpInterpNreProc(Tcl_Command token);
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,

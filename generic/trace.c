@@ -65,9 +65,12 @@
  *	runs before the method the call names; [new] runs the
  *	constructor), and one more is shown between the two levels. Tcl
  *	also counts a few levels it does not trace (a constructor runs two
- *	levels above [new]): such a hole keeps the entry of an older
- *	command, recognised because it was entered before the level below
- *	it, and dropped.
+ *	levels above [new], [next] one above its caller): such a hole
+ *	keeps the entry of an older command, recognised because it was
+ *	entered before the level below it, and not shown. A method written
+ *	in C that [next] goes on to has neither frame nor trace: the
+ *	handler finds it in the call context of the innermost method frame
+ *	(EmitNextMethod).
  *
  *	apply lambdas are named as frames mode names them ("apply
  *	file:line", TpLambdaName) and carry their file and line; both are
@@ -103,6 +106,7 @@ typedef struct TraceCmd {
     Tcl_Namespace *nsPtr;
     int special;		/* One of the SPECIAL_* below, 0 for most
 				 * commands (one test in TraceProc). */
+    int isNext;			/* [next] or [nextto] (for the handler). */
     char *file;			/* Lambdas: the file they were written in,
 				 * or NULL... */
     int fileLen;
@@ -191,6 +195,8 @@ struct TpTraceState {
     Tcl_ObjCmdProc *objObjProc;	/* objProc of TclOO objects' commands... */
     Tcl_ObjCmdProc *myObjProc;	/* ... and of their `my`. */
     Tcl_ObjCmdProc *applyObjProc;/* objProc of apply. */
+    void *nextNreProc[2];	/* nreProcs of [next] and [nextto] (they
+				 * have no objProc). */
     const Tcl_ObjType *lambdaType;/* apply's lambda Tcl_ObjType. */
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
     CoroStack coros[TP_TRACE_COROS];
@@ -275,6 +281,12 @@ LookupCmd(
     Tcl_DecrRefCount(full);
     tc->tailPtr = tail;
     tc->nsPtr = info.namespacePtr;
+    if (info.objProc == NULL) {
+	void *nre = TpInterpNreProc(token);
+
+	tc->isNext = nre != NULL && (nre == ts->nextNreProc[0]
+		|| nre == ts->nextNreProc[1]);
+    }
     if (info.objProc == NULL) {
 	tc->special = 0;
     } else if (info.objProc == ts->objObjProc
@@ -1277,6 +1289,10 @@ TpTraceStart(
 	}
 	Tcl_EvalEx(interp, "::tclprof::ProbeObj destroy", -1, TCL_EVAL_GLOBAL);
     }
+    ts->nextNreProc[0] = TpInterpNreProc(Tcl_FindCommand(interp,
+	    "::oo::Helpers::next", NULL, TCL_GLOBAL_ONLY));
+    ts->nextNreProc[1] = TpInterpNreProc(Tcl_FindCommand(interp,
+	    "::oo::Helpers::nextto", NULL, TCL_GLOBAL_ONLY));
     Tcl_ResetResult(interp);
 
     AddInterp(ts, interp);
@@ -1434,6 +1450,58 @@ EmitCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * EmitNextMethod --
+ *
+ *	Appends the frame of the method not written in Tcl that [next] is
+ *	running above the innermost entry, if any (TpInterpNextMethod says
+ *	how it is recognised): no trace sees it. It runs in the trampoline
+ *	of the entry (no anchor: it follows it).
+ *
+ * Results:
+ *	0 if the slot is full (TCLTRUNC set), else 1.
+ *
+ * Side effects:
+ *	May fill one slot tcl[] entry and its name.
+ *
+ * Signal safety:
+ *	Handler only; TpInterpNextMethod is signal-safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+EmitNextMethod(
+    Tcl_Interp *interp,
+    void *entryFrame,
+    int how,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    char name[TP_NAME_MAX];
+    uintptr_t key;
+    int len = TpInterpNextMethod(interp, entryFrame, how, name, TP_NAME_MAX,
+	    &key);
+    TpTclRaw *r;
+
+    if (len == 0) {
+	return 1;
+    }
+    if (slot->nTcl >= ring->maxTcl) {
+	slot->flags |= TP_SLOT_TCLTRUNC;
+	return 0;
+    }
+    r = &TpSlotTcl(ring, slot)[slot->nTcl];
+    memset(r, 0, sizeof(TpTclRaw));
+    r->key = key;
+    r->type = TP_TCL_METHOD;
+    TpSlotPutStr(ring, slot, name, (size_t) len, &r->nameOff, &r->nameLen);
+    slot->nTcl++;
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CopyStack --
  *
  *	Appends shadow entries [from, to] of one stack, innermost first, to
@@ -1470,7 +1538,7 @@ CopyStack(
     const TpRing *ring,
     TpSlot *slot)
 {
-    int lvl, skip = -1;
+    int lvl, skip = -1, innermost = checkTop;
     uintptr_t now;
 
     if (ts->writing != 0 && ts->writingStack == stack) {
@@ -1482,8 +1550,9 @@ CopyStack(
 	const TraceCmd *via = e->via;
 	uintptr_t anchor = e->anchor;
 
-	if (lvl == skip || tc == NULL) {
-	    continue;
+	if (lvl == skip || tc == NULL
+		|| (lvl > from && e->seq < stack[lvl - 1].seq)) {
+	    continue;		/* Being written, empty, or a hole. */
 	}
 	if (corPtr != NULL && e->resumer != resumer) {
 	    anchor = 0;
@@ -1495,7 +1564,13 @@ CopyStack(
 	    if (now == 0 || se->pos != now || (tc = se->cmd) == NULL) {
 		continue;
 	    }
+	} else if (innermost && (e->cmd->isNext
+		|| e->cmd->type == TP_TCL_METHOD)
+		&& !EmitNextMethod(interp, e->frame, e->cmd->isNext ? 2 : 1,
+			ring, slot)) {
+	    return 0;
 	}
+	innermost = 0;
 	if (!EmitCmd(tc, anchor, ring, slot)
 		|| (via != NULL && !EmitCmd(via, anchor, ring, slot))) {
 	    return 0;

@@ -2793,3 +2793,31 @@ TpInterpNreProc(
 {
     return token ? (void *) ((Command *) token)->nreProc : NULL;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpTraceInProgress --
+ *
+ *	Whether interp is running the callback of an execution trace
+ *	([trace add execution]): Tcl then calls no object trace
+ *	(TclCheckInterpTraces), so trace mode's shadow stack misses the
+ *	callback's commands.
+ *
+ * Results:
+ *	Nonzero if so.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpTraceInProgress(
+    Tcl_Interp *interp)
+{
+    return (((Interp *) interp)->flags & INTERP_TRACE_IN_PROGRESS) != 0;
+}

@@ -380,6 +380,9 @@ MODULE_SCOPE int	TpInterpNextMethod(Tcl_Interp *interp,
 			    uintptr_t *keyPtr);	/* Signal-safe. The C method
 						 * [next] runs. */
 MODULE_SCOPE void *	TpInterpNreProc(Tcl_Command token);
+MODULE_SCOPE int	TpInterpTraceInProgress(Tcl_Interp *interp);
+						/* Signal-safe. Running an
+						 * execution trace. */
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,

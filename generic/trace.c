@@ -72,6 +72,10 @@
  *	handler finds it in the call context of the innermost method frame
  *	(EmitNextMethod).
  *
+ *	Execution traces. While the callback of [trace add execution]
+ *	runs, Tcl calls no object trace: the shadow stacks know nothing of
+ *	it, and such a sample is taken as frames mode takes it.
+ *
  *	apply lambdas are named as frames mode names them ("apply
  *	file:line", TpLambdaName) and carry their file and line; both are
  *	found in TraceProc (TpInterpLambda), never in the handler.
@@ -1730,6 +1734,9 @@ OrderByAnchor(
  *
  *	Copies the shadow stacks of the profiled interp and of its
  *	descendants that are evaluating into the slot, innermost first.
+ *	While one of them runs an execution trace's callback, which no
+ *	object trace sees, the sample is taken as frames mode takes it
+ *	(TpInterpCapture reads the interps' own frames).
  *
  * Results:
  *	None.
@@ -1755,8 +1762,19 @@ TpTraceCapture(
     int blocks[TP_TRACE_INTERPS], nBlocks = 0, i;
     int n = ts->nInterps;
 
-    (void) interp;
-    for (i = (n < TP_TRACE_INTERPS ? n : TP_TRACE_INTERPS) - 1; i >= 0; i--) {
+    if (n > TP_TRACE_INTERPS) {
+	n = TP_TRACE_INTERPS;
+    }
+    for (i = 0; i < n; i++) {
+	Tcl_Interp *ip = ts->interps[i].interp;
+
+	if (ip != NULL && (i == 0 || TpInterpNumLevels(ip) > 0)
+		&& TpInterpTraceInProgress(ip)) {
+	    TpInterpCapture(interp, ring, slot);
+	    return;
+	}
+    }
+    for (i = n - 1; i >= 0; i--) {
 	const TraceInterp *ti = &ts->interps[i];
 	Tcl_Interp *ip = ti->interp;
 	uint32_t before = slot->nTcl;

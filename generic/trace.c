@@ -290,9 +290,6 @@ LookupCmd(
 
 	tc->isNext = nre != NULL && (nre == ts->nextNreProc[0]
 		|| nre == ts->nextNreProc[1]);
-    }
-    if (info.objProc == NULL) {
-	tc->special = 0;
     } else if (info.objProc == ts->objObjProc
 	    || info.objProc == ts->myObjProc) {
 	tc->special = SPECIAL_OBJECT;

@@ -3046,3 +3046,385 @@ TpInterpMethodName(
     Tcl_DecrRefCount(name);
     return 1;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCoroutineBody --
+ *
+ *	For trace mode, which never saw the body command of a coroutine
+ *	that was already running when the trace began (or whose shadow
+ *	stack it recycled): the CallFrame of that body command, when the
+ *	body is a proc, lambda or method. A coroutine's chains start empty
+ *	(its first CallFrame's caller is the global frame, its outermost
+ *	CmdFrame has no next), and the body command runs at its base. The
+ *	outermost CallFrame is the body's own only when the outermost
+ *	script level runs in it: a body written in C that evaluates a
+ *	script runs that script in the global frame, and then the procs it
+ *	calls are not the body.
+ *
+ * Results:
+ *	The body's CallFrame (for TpInterpFrameCmd), or NULL.
+ *
+ * Side effects:
+ *	None. Called in TraceProc, not in the handler.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void *
+TpInterpCoroutineBody(
+    Tcl_Interp *interp)
+{
+    Interp *iPtr = (Interp *) interp;
+    CallFrame *fp = iPtr->framePtr, *root = iPtr->rootFramePtr;
+    CmdFrame *cf = iPtr->cmdFramePtr;
+    int n;
+
+    if (iPtr->execEnvPtr->corPtr == NULL || fp == NULL || fp == root
+	    || cf == NULL) {
+	return NULL;
+    }
+    for (n = 0; fp->callerPtr != root; n++) {
+	if (fp->callerPtr == NULL || n >= MAX_CHAIN) {
+	    return NULL;
+	}
+	fp = fp->callerPtr;
+    }
+    for (n = 0; cf->nextPtr != NULL; n++) {
+	if (n >= MAX_CHAIN) {
+	    return NULL;
+	}
+	cf = cf->nextPtr;
+    }
+    if (cf->framePtr != fp || !(fp->isProcCallFrame & FRAME_IS_PROC)
+	    || fp->procPtr == NULL) {
+	return NULL;
+    }
+    return fp;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpFrameCmd --
+ *
+ *	What trace mode needs to name a proc, lambda or method CallFrame
+ *	it did not see entered, as frames mode names it (EmitCallFrame): a
+ *	proc by its command, a lambda by the lambda value [apply] was
+ *	given, a method as "::Class method" after the class (or object)
+ *	that declares the method the frame runs.
+ *
+ * Results:
+ *	TP_TCL_PROC and *tokenPtr, TP_TCL_LAMBDA and *lambdaPtr,
+ *	TP_TCL_METHOD and the name appended to dsPtr; or -1.
+ *
+ * Side effects:
+ *	None. Not for the handler.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpFrameCmd(
+    void *frame,
+    Tcl_Command *tokenPtr,
+    Tcl_Obj **lambdaPtr,
+    Tcl_DString *dsPtr)
+{
+    CallFrame *fp = frame;
+    Proc *procPtr = fp->procPtr;
+    Name nm;
+
+    if (!(fp->isProcCallFrame & FRAME_IS_PROC) || procPtr == NULL) {
+	return -1;
+    }
+    if (fp->isProcCallFrame & FRAME_IS_LAMBDA) {
+	if (fp->objc < 2 || fp->objv == NULL) {
+	    return -1;
+	}
+	*lambdaPtr = fp->objv[1];
+	return TP_TCL_LAMBDA;
+    }
+    if (fp->isProcCallFrame & FRAME_IS_METHOD) {
+	nm.n = 0;
+	if (!MethodName(fp, procPtr, &nm)) {
+	    return -1;
+	}
+	Tcl_DStringAppend(dsPtr, nm.b, nm.n);
+	return TP_TCL_METHOD;
+    }
+    if (procPtr->cmdPtr == NULL) {
+	return -1;
+    }
+    *tokenPtr = (Tcl_Command) procPtr->cmdPtr;
+    return TP_TCL_PROC;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpChildren --
+ *
+ *	Calls fn for every descendant of interp (children, their children,
+ *	... down to MAX_INTERPS levels), parents before their children,
+ *	with the command that stands for the child in its parent. Trace
+ *	mode traces each descendant: frames mode captures the evaluating
+ *	ones (ActiveInterps), and trace mode must show the same frames.
+ *	tclInterp.c's Child record starts {Tcl_Interp *parentInterp;
+ *	Tcl_HashEntry *; Tcl_Interp *childInterp; Tcl_Command interpCmd;
+ *	...}.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Whatever fn does (it must not create or delete interps). Not for the
+ *	handler.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef struct TpChildCmdPrefix {
+    Tcl_Interp *parentInterp;
+    Tcl_HashEntry *childEntryPtr;
+    Tcl_Interp *childInterp;
+    Tcl_Command interpCmd;
+} TpChildCmdPrefix;
+
+static void
+ChildrenOf(
+    Interp *iPtr,
+    void (*fn)(void *cd, Tcl_Interp *child, Tcl_Command childCmd),
+    void *cd,
+    int depth)
+{
+    TpInterpInfoPrefix *info = iPtr->interpInfo;
+    Tcl_HashSearch search;
+    Tcl_HashEntry *h;
+
+    if (info == NULL || depth >= MAX_INTERPS) {
+	return;
+    }
+    for (h = Tcl_FirstHashEntry(&info->childTable, &search); h != NULL;
+	    h = Tcl_NextHashEntry(&search)) {
+	TpChildCmdPrefix *ch = Tcl_GetHashValue(h);
+
+	if (ch != NULL && ch->childInterp != NULL) {
+	    fn(cd, ch->childInterp, ch->interpCmd);
+	    ChildrenOf((Interp *) ch->childInterp, fn, cd, depth + 1);
+	}
+    }
+}
+
+void
+TpInterpChildren(
+    Tcl_Interp *interp,
+    void (*fn)(void *cd, Tcl_Interp *child, Tcl_Command childCmd),
+    void *cd)
+{
+    ChildrenOf((Interp *) interp, fn, cd, 0);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCallSiteFrame --
+ *
+ *	TpInterpCallSite, plus the CallFrame the command being entered is
+ *	called from (iPtr->framePtr: the true caller, not the [uplevel]
+ *	scope) and that frame's Proc when it is a proc, lambda or method
+ *	frame. Trace mode records the frame with each entry: a frame that
+ *	appears between two levels without a traced call of its own was
+ *	pushed by C (a proc's objProc called directly, a TclOO constructor,
+ *	a filter, [next]).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpInterpCallSiteFrame(
+    Tcl_Interp *interp,
+    uintptr_t *sitePtr,
+    uintptr_t *posPtr,
+    void **framePtr,
+    void **procPtr)
+{
+    Interp *iPtr = (Interp *) interp;
+    CmdFrame *cf = iPtr->cmdFramePtr;
+    CallFrame *fp = iPtr->framePtr;
+
+    *sitePtr = (uintptr_t) cf;
+    *posPtr = cf ? CallSitePos(cf) : 0;
+    *framePtr = fp;
+    *procPtr = (fp != NULL && (fp->isProcCallFrame & FRAME_IS_PROC))
+	    ? fp->procPtr : NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpFramesPushed --
+ *
+ *	The proc, lambda and method CallFrames pushed on top of frame outer
+ *	up to frame fp (fp included), innermost first. Not for the
+ *	handler.
+ *
+ * Results:
+ *	Their number (at most max) with the frames in list[], or -1 when
+ *	outer is not found within max + 4 callers of fp.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpFramesPushed(
+    void *frame,
+    void *outer,
+    void **list,
+    int max)
+{
+    CallFrame *fp = frame;
+    int n = 0, steps;
+
+    for (steps = 0; fp != NULL && fp != outer && steps < max + 4; steps++) {
+	if ((fp->isProcCallFrame & FRAME_IS_PROC) && fp->procPtr != NULL
+		&& n < max) {
+	    list[n++] = fp;
+	}
+	fp = fp->callerPtr;
+    }
+    return (fp == outer && fp != NULL) ? n : -1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpNextMethod --
+ *
+ *	For trace mode's innermost entry: the method not written in Tcl
+ *	that [next] is running, which pushes no frame and no level, so
+ *	that no trace sees it. The innermost CallFrame is then the method
+ *	frame that called [next], and its call context has moved on to the
+ *	C method (TclOO runs the chain by advancing ctx->index). The caller
+ *	says which frame that must be: entryFrame itself when the entry is
+ *	a traced [next] (how 2), a frame pushed on entryFrame when the
+ *	entry is a method call whose body ran a compiled [next] (how 1).
+ *	Named as frames mode names methods: "::Class method".
+ *
+ * Results:
+ *	The length of the name written to buf (at most max bytes), 0 if no
+ *	such method runs. *keyPtr: the Method, for de-duplication.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe; pointers checked, walks bounded.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpNextMethod(
+    Tcl_Interp *interp,
+    void *entryFrame,
+    int how,
+    char *buf,
+    int max,
+    uintptr_t *keyPtr)
+{
+    CallFrame *fp = ((Interp *) interp)->framePtr;
+    CallContext *ctx;
+    CallChain *chain;
+    Method *mPtr;
+    Object *oPtr;
+    const char *s;
+    int len, idx;
+    Name nm;
+
+    if (!OKP(fp) || !(fp->isProcCallFrame & FRAME_IS_METHOD)
+	    || (how == 2 ? fp != entryFrame : fp->callerPtr != entryFrame)
+	    || !OKP(ctx = fp->clientData) || !OKP(chain = ctx->callPtr)
+	    || !OKP(chain->chain) || chain->numChain <= 0
+	    || chain->numChain > 256 || (idx = ctx->index) <= 0
+	    || idx >= chain->numChain
+	    || !OKP(mPtr = chain->chain[idx].mPtr) || !OKP(mPtr->typePtr)
+	    || !Ok(s = mPtr->typePtr->name, 1) || !strncmp(s, "method", 7)) {
+	return 0;
+    }
+    oPtr = OKP(mPtr->declaringClassPtr) ? mPtr->declaringClassPtr->thisPtr
+	    : mPtr->declaringObjectPtr;
+    nm.n = 0;
+    if (!OKP(oPtr) || !CmdName((Command *) oPtr->command, &nm)
+	    || (s = ObjBytes(mPtr->namePtr, &len)) == NULL) {
+	return 0;
+    }
+    NameAdd(&nm, " ", 1);
+    NameAdd(&nm, s, len);
+    len = nm.n < max ? nm.n : max;
+    memcpy(buf, nm.b, (size_t) len);
+    *keyPtr = (uintptr_t) mPtr;
+    return len;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpNreProc --
+ *
+ *	The nreProc of a command: commands made by Tcl_NRCreateCommand
+ *	without an objProc ([next], [nextto]) are told apart by it, as
+ *	Tcl_GetCommandInfo does not return it.
+ *
+ * Results:
+ *	The function, or NULL.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void *
+TpInterpNreProc(
+    Tcl_Command token)
+{
+    return token ? (void *) ((Command *) token)->nreProc : NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpTraceInProgress --
+ *
+ *	Whether interp is running the callback of an execution trace
+ *	([trace add execution]): Tcl then calls no object trace
+ *	(TclCheckInterpTraces), so trace mode's shadow stack misses the
+ *	callback's commands.
+ *
+ * Results:
+ *	Nonzero if so.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpTraceInProgress(
+    Tcl_Interp *interp)
+{
+    return (((Interp *) interp)->flags & INTERP_TRACE_IN_PROGRESS) != 0;
+}

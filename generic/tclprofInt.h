@@ -361,6 +361,32 @@ MODULE_SCOPE void	TpInterpCommandProcs(Tcl_Interp *interp,
 			    void (*fn)(void *cd, const char *name, uintptr_t objProc),
 			    void *cd);	/* Every command's objProc, to name
 					 * C command frames. */
+MODULE_SCOPE void *	TpInterpCoroutineBody(Tcl_Interp *interp);
+						/* CallFrame of the running
+						 * coroutine's body command. */
+MODULE_SCOPE int	TpInterpFrameCmd(void *framePtr, Tcl_Command *tokenPtr,
+			    Tcl_Obj **lambdaPtr, Tcl_DString *dsPtr);
+						/* How to name a CallFrame. */
+MODULE_SCOPE void	TpInterpChildren(Tcl_Interp *interp,
+			    void (*fn)(void *cd, Tcl_Interp *child,
+			    Tcl_Command childCmd), void *cd);
+						/* Every descendant interp. */
+MODULE_SCOPE void	TpInterpCallSiteFrame(Tcl_Interp *interp,
+			    uintptr_t *sitePtr, uintptr_t *posPtr,
+			    void **framePtr, void **procPtr);
+						/* TpInterpCallSite and the
+						 * caller's CallFrame. */
+MODULE_SCOPE int	TpInterpFramesPushed(void *framePtr, void *outer,
+			    void **list, int max);
+						/* CallFrames above outer. */
+MODULE_SCOPE int	TpInterpNextMethod(Tcl_Interp *interp,
+			    void *entryFrame, int how, char *buf, int max,
+			    uintptr_t *keyPtr);	/* Signal-safe. The C method
+						 * [next] runs. */
+MODULE_SCOPE void *	TpInterpNreProc(Tcl_Command token);
+MODULE_SCOPE int	TpInterpTraceInProgress(Tcl_Interp *interp);
+						/* Signal-safe. Running an
+						 * execution trace. */
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,

@@ -28,7 +28,19 @@
  *	through their resumers. An entry kept across a yield ran in its
  *	resumer's trampoline, which the next resume may not share: its
  *	anchor is dropped (it then follows the marker) when the resumer's
- *	anchor has changed since it was written.
+ *	anchor has changed since it was written. A coroutine already
+ *	running when the trace began never had its body command entered
+ *	under the trace: the body is read from its CallFrame instead
+ *	(BodyEntry).
+ *
+ *	Child interps. A child has its own Interp, levels and traces:
+ *	each descendant of the profiled interp gets a trace and a main
+ *	stack of its own (TraceInterp), those present at start and those
+ *	made later (found when the command after an [interp] or a child's
+ *	own command runs, as a child is made and entered through those).
+ *	The handler captures every evaluating one and orders their frames
+ *	by anchor, which is the trampoline's SP: deeper trampolines, lower
+ *	SPs.
  *
  *	Stale entries. Tcl counts a command's level before it runs the
  *	enter traces, so from then until TraceProc writes the entry, the
@@ -42,6 +54,27 @@
  *	direct-mapped cache TraceProc fills: a loop calls from the same
  *	sites again and again), as frames mode shows the command being
  *	entered; or dropped when that is unknown.
+ *
+ *	Frames without a traced call. Tcl pushes some proc, lambda and
+ *	method frames without dispatching a command: a proc whose objProc C
+ *	calls directly, a TclOO constructor, filter or [next] target. Each
+ *	entry records the caller's CallFrame; a command entered in a frame
+ *	that its caller did not push as a proc does (the caller is a C
+ *	command or a method call) looks at the frames pushed in between
+ *	(ViaFrames): the one of a method call names that call (a filter
+ *	runs before the method the call names; [new] runs the
+ *	constructor), and one more is shown between the two levels. Tcl
+ *	also counts a few levels it does not trace (a constructor runs two
+ *	levels above [new], [next] one above its caller): such a hole
+ *	keeps the entry of an older command, recognised because it was
+ *	entered before the level below it, and not shown. A method written
+ *	in C that [next] goes on to has neither frame nor trace: the
+ *	handler finds it in the call context of the innermost method frame
+ *	(EmitNextMethod).
+ *
+ *	Execution traces. While the callback of [trace add execution]
+ *	runs, Tcl calls no object trace: the shadow stacks know nothing of
+ *	it, and such a sample is taken as frames mode takes it.
  *
  *	apply lambdas are named as frames mode names them ("apply
  *	file:line", TpLambdaName) and carry their file and line; both are
@@ -64,6 +97,8 @@
 #define TP_TRACE_COROS	64		/* Coroutine stacks kept. */
 #define TP_TRACE_SITES	4096		/* Call sites remembered (a power
 					 * of 2). */
+#define TP_TRACE_INTERPS 16		/* Interps traced: the profiled one
+					 * and its descendants. */
 
 typedef struct TraceCmd {
     char *name;			/* Fully qualified (global commands without
@@ -73,9 +108,9 @@ typedef struct TraceCmd {
     const char *tailPtr;	/* Tcl_GetCommandName's pointer, to check
 				 * the token still names this command. */
     Tcl_Namespace *nsPtr;
-    int isObject;		/* A TclOO object's command or `my`: calls
-				 * are named by method (MethodCmd). */
-    int isApply;		/* apply: calls are named by lambda. */
+    int special;		/* One of the SPECIAL_* below, 0 for most
+				 * commands (one test in TraceProc). */
+    int isNext;			/* [next] or [nextto] (for the handler). */
     char *file;			/* Lambdas: the file they were written in,
 				 * or NULL... */
     int fileLen;
@@ -84,12 +119,39 @@ typedef struct TraceCmd {
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
 
+/*
+ * TraceCmd.special: commands whose calls TraceProc treats apart.
+ */
+
+enum {
+    SPECIAL_OBJECT = 1,		/* A TclOO object's command or `my`: calls
+				 * are named by method (MethodCmd). */
+    SPECIAL_APPLY,		/* apply: calls are named by lambda. */
+    SPECIAL_INTERP		/* [interp] or a child interp's command: may
+				 * make or enter a child interp. */
+};
+
 typedef struct ShadowEntry {
     TraceCmd *cmd;
     uintptr_t anchor;		/* SP of the trampoline running it. */
     uintptr_t site, pos;	/* TpInterpCallSite when entered. */
     uintptr_t resumer;		/* Coroutine stacks: the resuming command's
 				 * anchor when this entry was written. */
+    void *frame;		/* The caller's CallFrame when entered. */
+    uint64_t seq;		/* When entered (TpTraceState.seq). */
+    TraceCmd *shown;		/* Shown instead of cmd when not NULL: the
+				 * method its own frame runs (ViaFrames,
+				 * from the entry one level down). */
+    TraceCmd *via;		/* A frame pushed by C between the command
+				 * one level up and this one, shown between
+				 * them, or NULL. */
+    void *viaProc;		/* ViaFrames' cache: the caller frame's Proc
+				 * (NULL if not looked for), the command one
+				 * level up and its frame, and the name found
+				 * for that command. */
+    TraceCmd *viaUp;
+    void *viaUpFrame;
+    TraceCmd *viaUpShown;
 } ShadowEntry;
 
 typedef struct SiteEntry {
@@ -105,26 +167,49 @@ typedef struct CoroStack {
     TraceCmd *marker;		/* "coroutine NAME" (TP_TCL_CORO). */
     Tcl_Command token;		/* The coroutine's command, and its name */
     const char *tailPtr;	/* when marker was made (renames). */
+    int bodyTried;		/* e[0] was looked for (BodyEntry). */
 } CoroStack;
 
-struct TpTraceState {
-    Tcl_Interp *interp;
+/*
+ * One traced interp: the profiled one (interps[0]) or a descendant. A
+ * child interp has its own Interp, levels and trace; its Tcl frames run in
+ * trampolines nested in its parent's (DESIGN.md), and the handler orders
+ * the frames of all evaluating interps by anchor.
+ */
+
+typedef struct TraceInterp {
+    Tcl_Interp *volatile interp;/* NULL when the slot is free (a deleted
+				 * child): the handler skips it. */
     Tcl_Trace trace;
+    ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
+    struct TpTraceState *ts;
+} TraceInterp;
+
+struct TpTraceState {
+    Tcl_Interp *interp;		/* The profiled interp. */
+    TraceInterp interps[TP_TRACE_INTERPS];
+    volatile int nInterps;	/* Slots used (free ones included). */
+    int pending;		/* Not calibrated yet, or child interps to
+				 * look for: TraceProc's slow path. */
+    Tcl_ObjCmdProc *interpObjProc;/* objProc of [interp]... */
+    Tcl_ObjCmdProc *childObjProc;/* ... and of child interps' commands. */
     uintptr_t spDelta;		/* Calibrated anchor offset. */
     int calibrated;
     Tcl_ObjCmdProc *procObjProc;/* objProc of every proc (to tell procs). */
     Tcl_ObjCmdProc *objObjProc;	/* objProc of TclOO objects' commands... */
     Tcl_ObjCmdProc *myObjProc;	/* ... and of their `my`. */
     Tcl_ObjCmdProc *applyObjProc;/* objProc of apply. */
+    void *nextNreProc[2];	/* nreProcs of [next] and [nextto] (they
+				 * have no objProc). */
     const Tcl_ObjType *lambdaType;/* apply's lambda Tcl_ObjType. */
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
-    ShadowEntry *main;		/* Main stack, TP_TRACE_LEVELS entries. */
     CoroStack coros[TP_TRACE_COROS];
     SiteEntry *sites;		/* TP_TRACE_SITES entries. */
     uint64_t useClock;
+    uint64_t seq;		/* Commands entered. */
     volatile int writing;	/* Index TraceProc is writing + 1, 0 if
 				 * none... */
-    volatile void *writingCoro;	/* ... and its coroutine. */
+    ShadowEntry *volatile writingStack;/* ... in this stack. */
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
@@ -141,6 +226,9 @@ static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Interp *interp,
 	Tcl_Obj *lambdaObj);
 static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
+static TraceCmd *FrameCmd(TpTraceState *ts, Tcl_Interp *interp,
+	void *frame);
+static void	RescanInterps(TpTraceState *ts);
 static Tcl_ObjCmdProc CalibrateCmd;
 
 /*
@@ -197,9 +285,20 @@ LookupCmd(
     Tcl_DecrRefCount(full);
     tc->tailPtr = tail;
     tc->nsPtr = info.namespacePtr;
-    tc->isObject = info.objProc != NULL && (info.objProc == ts->objObjProc
-	    || info.objProc == ts->myObjProc);
-    tc->isApply = info.objProc != NULL && info.objProc == ts->applyObjProc;
+    if (info.objProc == NULL) {
+	void *nre = TpInterpNreProc(token);
+
+	tc->isNext = nre != NULL && (nre == ts->nextNreProc[0]
+		|| nre == ts->nextNreProc[1]);
+    } else if (info.objProc == ts->objObjProc
+	    || info.objProc == ts->myObjProc) {
+	tc->special = SPECIAL_OBJECT;
+    } else if (info.objProc == ts->applyObjProc) {
+	tc->special = SPECIAL_APPLY;
+    } else if (info.objProc == ts->interpObjProc
+	    || info.objProc == ts->childObjProc) {
+	tc->special = SPECIAL_INTERP;
+    }
     Tcl_SetHashValue(h, tc);
     return tc;
 }
@@ -338,6 +437,52 @@ NamedCmd(
     }
     tc = NewTraceCmd(ts, name, len, type);
     Tcl_SetHashValue(h, tc);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FrameCmd --
+ *
+ *	The TraceCmd of a proc, lambda or method CallFrame whose call the
+ *	trace did not see (TpInterpFrameCmd says how to name it), named as
+ *	a traced call of it would be.
+ *
+ * Results:
+ *	The TraceCmd, or NULL if the frame cannot be named.
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+FrameCmd(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    void *frame)
+{
+    Tcl_Command token = NULL;
+    Tcl_Obj *lambdaObj = NULL;
+    Tcl_DString ds;
+    TraceCmd *tc = NULL;
+
+    Tcl_DStringInit(&ds);
+    switch (TpInterpFrameCmd(frame, &token, &lambdaObj, &ds)) {
+    case TP_TCL_PROC:
+	tc = LookupCmd(ts, interp, token);
+	break;
+    case TP_TCL_LAMBDA:
+	tc = LambdaCmd(ts, interp, lambdaObj);
+	break;
+    case TP_TCL_METHOD:
+	tc = NamedCmd(ts, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
+		TP_TCL_METHOD);
+	break;
+    }
+    Tcl_DStringFree(&ds);
     return tc;
 }
 
@@ -494,6 +639,7 @@ CoroStackFor(
 	cs->marker = NULL;
 	cs->token = NULL;
 	cs->tailPtr = NULL;
+	cs->bodyTried = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cs->corPtr = corPtr;
     }
@@ -523,7 +669,7 @@ CoroStackFor(
  *
  *	The entry of the command that resumed coroutine corPtr (whose base
  *	level is base): in the resuming coroutine's stack, or in the main
- *	stack.
+ *	stack of the coroutine's interp.
  *
  * Results:
  *	The entry, or NULL if unknown.
@@ -540,12 +686,13 @@ CoroStackFor(
 static ShadowEntry *
 ResumerEntry(
     TpTraceState *ts,
+    ShadowEntry *mainStack,
     void *corPtr,
     int base)
 {
     void *outer;
     int outerBase, idx;
-    ShadowEntry *stack = ts->main;
+    ShadowEntry *stack = mainStack;
 
     if (!TpInterpCoroutineCaller(corPtr, &outer, &outerBase)) {
 	return NULL;
@@ -563,6 +710,258 @@ ResumerEntry(
 	return NULL;
     }
     return &stack[idx];
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * AddInterp --
+ *
+ *	Traces interp with a shadow stack of its own, in a free slot of
+ *	ts->interps. The handler may be reading the slots: a slot is
+ *	published by its interp field, written last.
+ *
+ * Results:
+ *	The TraceInterp, or NULL when every slot is taken (that interp's
+ *	frames are then missing from the samples).
+ *
+ * Side effects:
+ *	Creates a trace on interp; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceInterp *
+AddInterp(
+    TpTraceState *ts,
+    Tcl_Interp *interp)
+{
+    TraceInterp *ti = NULL;
+    int i;
+
+    for (i = 0; i < ts->nInterps && ti == NULL; i++) {
+	if (ts->interps[i].interp == NULL) {
+	    ti = &ts->interps[i];
+	}
+    }
+    if (ti == NULL) {
+	if (ts->nInterps >= TP_TRACE_INTERPS) {
+	    return NULL;
+	}
+	ti = &ts->interps[ts->nInterps];
+    }
+    if (ti->main == NULL) {
+	ti->main = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
+	if (ti->main == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+    } else {
+	memset(ti->main, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
+    }
+    ti->ts = ts;
+    ti->trace = Tcl_CreateObjTrace(interp, 0, TCL_ALLOW_INLINE_COMPILATION,
+	    TraceProc, ti, NULL);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    ti->interp = interp;
+    if (ti == &ts->interps[ts->nInterps]) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ts->nInterps++;
+    }
+    return ti;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ChildDeleted --
+ *
+ *	Tcl_CallWhenDeleted callback of a traced child interp: removes its
+ *	trace and frees its slot before Tcl frees the interp, which the
+ *	handler must no longer read.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Deletes the trace; unpublishes the slot.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ChildDeleted(
+    ClientData cd,
+    Tcl_Interp *interp)
+{
+    TraceInterp *ti = cd;
+
+    Tcl_DeleteTrace(interp, ti->trace);
+    ti->trace = NULL;
+    __atomic_store_n(&ti->interp, NULL, __ATOMIC_SEQ_CST);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SeeChild, RescanInterps --
+ *
+ *	Traces every descendant of the profiled interp not traced yet. Run
+ *	at start and, since a child can only be created or entered through
+ *	a command ([interp], or the child's own command in its parent),
+ *	before the command that follows one of those (the child exists by
+ *	then). SeeChild also learns the objProc that child interps'
+ *	commands share.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May create traces and register deletion callbacks.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+SeeChild(
+    void *cd,
+    Tcl_Interp *child,
+    Tcl_Command childCmd)
+{
+    TpTraceState *ts = cd;
+    TraceInterp *ti;
+    Tcl_CmdInfo info;
+    int i;
+
+    if (ts->childObjProc == NULL && childCmd != NULL
+	    && Tcl_GetCommandInfoFromToken(childCmd, &info)) {
+	ts->childObjProc = info.objProc;
+    }
+    for (i = 0; i < ts->nInterps; i++) {
+	if (ts->interps[i].interp == child) {
+	    return;
+	}
+    }
+    if ((ti = AddInterp(ts, child)) != NULL) {
+	Tcl_CallWhenDeleted(child, ChildDeleted, ti);
+    }
+}
+
+static void
+RescanInterps(
+    TpTraceState *ts)
+{
+    ts->pending = 0;
+    TpInterpChildren(ts->interp, SeeChild, ts);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * BodyEntry --
+ *
+ *	Fills entry 0 of coroutine stack cs, the coroutine's body command,
+ *	when the trace never saw it entered: the coroutine was created
+ *	before the trace began, or its stack was recycled. Without it a
+ *	resumed coroutine showed its marker with the body's callees right
+ *	under it. The entry gets no anchor: it follows the marker, which
+ *	stands for the resuming command, as the body runs in the resumer's
+ *	trampoline. Looked for once per stack.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May write cs->e[0]; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+BodyEntry(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    CoroStack *cs)
+{
+    void *frame = TpInterpCoroutineBody(interp);
+    TraceCmd *tc;
+
+    cs->bodyTried = 1;
+    if (frame == NULL || (tc = FrameCmd(ts, interp, frame)) == NULL) {
+	return;
+    }
+    ts->writingStack = cs->e;
+    __atomic_store_n(&ts->writing, 1, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    memset(&cs->e[0], 0, sizeof(ShadowEntry));
+    cs->e[0].cmd = tc;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ViaFrames --
+ *
+ *	Called when the command being entered at level rel runs in a proc,
+ *	lambda or method frame that its caller (at level upRel) did not
+ *	push as a proc would (the caller is a C command or a method call).
+ *	The frames pushed since that command was entered are then frames
+ *	whose call Tcl never traced: a proc whose objProc C called
+ *	directly, a TclOO constructor, filter or [next] target. The
+ *	outermost one of a method call is that call's own frame: it names
+ *	the call when the method running is not the one the call's name
+ *	promised (a constructor run by [new], a filter). Of the others,
+ *	the innermost is shown under this command (one per level is kept).
+ *	The previous command at this level, in the same frame under the
+ *	same caller, had the same answer: it is reused.
+ *
+ * Results:
+ *	The via frame's TraceCmd or NULL; *upShownPtr: the name for the
+ *	command one level up, or NULL.
+ *
+ * Side effects:
+ *	May set stack[upRel].shown; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+ViaFrames(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    ShadowEntry *stack,
+    int rel,
+    int upRel,
+    void *frame,
+    void *proc,
+    TraceCmd **upShownPtr)
+{
+    ShadowEntry *up = &stack[upRel], *e = &stack[rel];
+    void *pushed[4];
+    TraceCmd *via = NULL, *own = NULL;
+    int n;
+
+    if (e->viaProc == proc && e->frame == frame && e->viaUp == up->cmd
+	    && e->viaUpFrame == up->frame) {
+	own = e->viaUpShown;
+	via = e->via;
+    } else if ((n = TpInterpFramesPushed(frame, up->frame, pushed, 4)) > 0) {
+	if (up->cmd->type == TP_TCL_METHOD) {
+	    own = FrameCmd(ts, interp, pushed[--n]);
+	    if (own == up->cmd) {
+		own = NULL;
+	    }
+	}
+	if (n > 0) {
+	    via = FrameCmd(ts, interp, pushed[0]);
+	}
+    }
+    if (own != NULL) {
+	up->shown = own;
+    }
+    *upShownPtr = own;
+    return via;
 }
 
 /*
@@ -593,32 +992,45 @@ TraceProc(
     int objc,
     Tcl_Obj *const objv[])
 {
-    TpTraceState *ts = cd;
+    TraceInterp *ti = cd;
+    TpTraceState *ts = ti->ts;
     uintptr_t frame = (uintptr_t) __builtin_frame_address(0);
     uintptr_t site, pos, resumerAnchor = 0;
-    TraceCmd *tc, *caller = NULL;
-    ShadowEntry *stack = ts->main, *e;
-    void *corPtr;
-    int base = 0, rel, lo = 1;
+    TraceCmd *tc, *caller = NULL, *via = NULL, *upShown = NULL;
+    ShadowEntry *stack = ti->main, *e;
+    void *corPtr, *callerFrame, *proc;
+    int base = 0, rel, lo = 1, up;
 
     (void) command;
-    if (!ts->calibrated) {
-	ts->calFrame = frame;
-	return TCL_OK;
+    if (ts->pending) {
+	if (!ts->calibrated) {
+	    ts->calFrame = frame;
+	    return TCL_OK;
+	}
+	RescanInterps(ts);
     }
     tc = LookupCmd(ts, interp, token);
-    if (tc->isObject && objc >= 2) {
-	tc = MethodCmd(ts, interp, token, objv[1]);
-    } else if (tc->isApply && objc >= 2) {
-	TraceCmd *lambda = LambdaCmd(ts, interp, objv[1]);
+    if (tc->special) {
+	if (tc->special == SPECIAL_INTERP) {
+	    ts->pending = 1;
+	} else if (tc->special == SPECIAL_OBJECT && objc >= 2) {
+	    tc = MethodCmd(ts, interp, token, objv[1]);
+	} else if (tc->special == SPECIAL_APPLY && objc >= 2) {
+	    TraceCmd *lambda = LambdaCmd(ts, interp, objv[1]);
 
-	tc = lambda ? lambda : tc;
+	    tc = lambda ? lambda : tc;
+	}
     }
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
     if (corPtr != NULL) {
-	stack = CoroStackFor(ts, interp, corPtr)->e;
+	CoroStack *cs = CoroStackFor(ts, interp, corPtr);
+
+	stack = cs->e;
 	lo = 0;
+	if (stack[0].cmd == NULL && !cs->bodyTried && level > base) {
+	    BodyEntry(ts, interp, cs);
+	}
     }
     rel = level - base;
     if (rel < lo || rel >= TP_TRACE_LEVELS) {
@@ -627,15 +1039,27 @@ TraceProc(
 
     /*
      * The caller: one level up, in this stack or, for the coroutine's
-     * body command, the command that resumed it.
+     * body command, the command that resumed it. Tcl counts a level
+     * without tracing it in a few places (a TclOO constructor runs two
+     * levels above [new]): such a hole holds the command last entered
+     * there, which was entered before the level below it was (it
+     * belongs to an earlier call) and must not show.
      */
 
-    if (corPtr != NULL && (e = ResumerEntry(ts, corPtr, base)) != NULL) {
+    if (corPtr != NULL
+	    && (e = ResumerEntry(ts, ti->main, corPtr, base)) != NULL) {
 	resumerAnchor = e->anchor;
 	caller = e->cmd;
     }
+    up = rel - 1;
+    if (up > lo && stack[up].seq < stack[up - 1].seq) {
+	if (stack[up].cmd != NULL) {
+	    stack[up].cmd = NULL;
+	}
+	up--;
+    }
     if (rel > lo) {
-	caller = stack[rel - 1].cmd;
+	caller = stack[up].cmd;
     }
     if (caller != NULL) {
 	TraceCmd *key[2];
@@ -654,7 +1078,7 @@ TraceProc(
      * entries in the file header).
      */
 
-    TpInterpCallSite(interp, &site, &pos);
+    TpInterpCallSiteFrame(interp, &site, &pos, &callerFrame, &proc);
     if (pos != 0) {
 	SiteEntry *se = &ts->sites[SiteHash(pos)];
 
@@ -667,7 +1091,22 @@ TraceProc(
 	}
     }
 
-    ts->writingCoro = corPtr;
+    /*
+     * Frames pushed by C between the caller and this command (a proc
+     * pushes its own frame: no need to look).
+     */
+
+    if (proc != NULL && rel > lo && caller != NULL
+	    && caller->type != TP_TCL_PROC
+	    && caller->type != TP_TCL_LAMBDA
+	    && callerFrame != stack[up].frame) {
+	via = ViaFrames(ts, interp, stack, rel, up, callerFrame, proc,
+		&upShown);
+    } else {
+	proc = NULL;
+    }
+
+    ts->writingStack = stack;
     __atomic_store_n(&ts->writing, rel + 1, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     e = &stack[rel];
@@ -676,6 +1115,16 @@ TraceProc(
     e->site = site;
     e->pos = pos;
     e->resumer = resumerAnchor;
+    e->frame = callerFrame;
+    e->seq = ++ts->seq;
+    e->shown = NULL;
+    e->via = via;
+    e->viaProc = proc;
+    if (proc != NULL) {
+	e->viaUp = caller;
+	e->viaUpFrame = stack[up].frame;
+	e->viaUpShown = upShown;
+    }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&ts->writing, 0, __ATOMIC_RELEASE);
     return TCL_OK;
@@ -739,13 +1188,14 @@ CalibrateCmd(
  *
  * TpTraceStart --
  *
- *	Installs the trace on interp and calibrates the anchor delta.
+ *	Installs the trace on interp and its descendant interps, and
+ *	calibrates the anchor delta.
  *
  * Results:
  *	The trace state, or NULL if calibration failed (no trace left).
  *
  * Side effects:
- *	Creates a trace; briefly creates and deletes helper commands.
+ *	Creates traces; briefly creates and deletes helper commands.
  *
  *----------------------------------------------------------------------
  */
@@ -764,9 +1214,9 @@ TpTraceStart(
 	return NULL;
     }
     ts->interp = interp;
+    ts->pending = 1;
     ts->trampLo = trampLo;
     ts->trampHi = trampHi;
-    ts->main = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
     ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	ts->coros[i].e = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
@@ -774,7 +1224,7 @@ TpTraceStart(
 	    Tcl_Panic("tclprof: out of memory");
 	}
     }
-    if (ts->main == NULL || ts->sites == NULL) {
+    if (ts->sites == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
@@ -792,6 +1242,9 @@ TpTraceStart(
     Tcl_DeleteCommand(interp, "::tclprof::Probe");
     if (Tcl_GetCommandInfo(interp, "::apply", &info)) {
 	ts->applyObjProc = info.objProc;
+    }
+    if (Tcl_GetCommandInfo(interp, "::interp", &info)) {
+	ts->interpObjProc = info.objProc;
     }
 
     /*
@@ -837,10 +1290,13 @@ TpTraceStart(
 	}
 	Tcl_EvalEx(interp, "::tclprof::ProbeObj destroy", -1, TCL_EVAL_GLOBAL);
     }
+    ts->nextNreProc[0] = TpInterpNreProc(Tcl_FindCommand(interp,
+	    "::oo::Helpers::next", NULL, TCL_GLOBAL_ONLY));
+    ts->nextNreProc[1] = TpInterpNreProc(Tcl_FindCommand(interp,
+	    "::oo::Helpers::nextto", NULL, TCL_GLOBAL_ONLY));
     Tcl_ResetResult(interp);
 
-    ts->trace = Tcl_CreateObjTrace(interp, 0, TCL_ALLOW_INLINE_COMPILATION,
-	    TraceProc, ts, NULL);
+    AddInterp(ts, interp);
     Tcl_CreateObjCommand(interp, "::tclprof::Calibrate", CalibrateCmd, ts,
 	    NULL);
     Tcl_EvalEx(interp, "::tclprof::Calibrate", -1, TCL_EVAL_GLOBAL);
@@ -850,6 +1306,7 @@ TpTraceStart(
 	TpTraceStop(ts, NULL);
 	return NULL;
     }
+    RescanInterps(ts);
     return ts;
 }
 
@@ -883,7 +1340,17 @@ TpTraceStop(
     if (ts == NULL) {
 	return;
     }
-    Tcl_DeleteTrace(ts->interp, ts->trace);
+    for (i = 0; i < ts->nInterps; i++) {
+	TraceInterp *ti = &ts->interps[i];
+
+	if (ti->interp != NULL) {
+	    Tcl_DeleteTrace(ti->interp, ti->trace);
+	    if (i > 0) {
+		Tcl_DontCallWhenDeleted(ti->interp, ChildDeleted, ti);
+	    }
+	}
+	free(ti->main);
+    }
     if (p != NULL) {
 	for (tc = ts->all; tc != NULL; tc = tc->nextAll) {
 	    if (tc->calls > 0) {
@@ -910,7 +1377,6 @@ TpTraceStop(
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	free(ts->coros[i].e);
     }
-    free(ts->main);
     free(ts->sites);
     free(ts);
 }
@@ -985,6 +1451,58 @@ EmitCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * EmitNextMethod --
+ *
+ *	Appends the frame of the method not written in Tcl that [next] is
+ *	running above the innermost entry, if any (TpInterpNextMethod says
+ *	how it is recognised): no trace sees it. It runs in the trampoline
+ *	of the entry (no anchor: it follows it).
+ *
+ * Results:
+ *	0 if the slot is full (TCLTRUNC set), else 1.
+ *
+ * Side effects:
+ *	May fill one slot tcl[] entry and its name.
+ *
+ * Signal safety:
+ *	Handler only; TpInterpNextMethod is signal-safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+EmitNextMethod(
+    Tcl_Interp *interp,
+    void *entryFrame,
+    int how,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    char name[TP_NAME_MAX];
+    uintptr_t key;
+    int len = TpInterpNextMethod(interp, entryFrame, how, name, TP_NAME_MAX,
+	    &key);
+    TpTclRaw *r;
+
+    if (len == 0) {
+	return 1;
+    }
+    if (slot->nTcl >= ring->maxTcl) {
+	slot->flags |= TP_SLOT_TCLTRUNC;
+	return 0;
+    }
+    r = &TpSlotTcl(ring, slot)[slot->nTcl];
+    memset(r, 0, sizeof(TpTclRaw));
+    r->key = key;
+    r->type = TP_TCL_METHOD;
+    TpSlotPutStr(ring, slot, name, (size_t) len, &r->nameOff, &r->nameLen);
+    slot->nTcl++;
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CopyStack --
  *
  *	Appends shadow entries [from, to] of one stack, innermost first, to
@@ -1021,19 +1539,21 @@ CopyStack(
     const TpRing *ring,
     TpSlot *slot)
 {
-    int lvl, skip = -1;
+    int lvl, skip = -1, innermost = checkTop;
     uintptr_t now;
 
-    if (ts->writing != 0 && ts->writingCoro == corPtr) {
+    if (ts->writing != 0 && ts->writingStack == stack) {
 	skip = ts->writing - 1;
     }
     for (lvl = to; lvl >= from; lvl--) {
 	const ShadowEntry *e = &stack[lvl];
-	const TraceCmd *tc = e->cmd;
+	const TraceCmd *tc = e->shown ? e->shown : e->cmd;
+	const TraceCmd *via = e->via;
 	uintptr_t anchor = e->anchor;
 
-	if (lvl == skip || tc == NULL) {
-	    continue;
+	if (lvl == skip || tc == NULL
+		|| (lvl > from && e->seq < stack[lvl - 1].seq)) {
+	    continue;		/* Being written, empty, or a hole. */
 	}
 	if (corPtr != NULL && e->resumer != resumer) {
 	    anchor = 0;
@@ -1045,8 +1565,15 @@ CopyStack(
 	    if (now == 0 || se->pos != now || (tc = se->cmd) == NULL) {
 		continue;
 	    }
+	} else if (innermost && (e->cmd->isNext
+		|| e->cmd->type == TP_TCL_METHOD)
+		&& !EmitNextMethod(interp, e->frame, e->cmd->isNext ? 2 : 1,
+			ring, slot)) {
+	    return 0;
 	}
-	if (!EmitCmd(tc, anchor, ring, slot)) {
+	innermost = 0;
+	if (!EmitCmd(tc, anchor, ring, slot)
+		|| (via != NULL && !EmitCmd(via, anchor, ring, slot))) {
 	    return 0;
 	}
     }
@@ -1056,12 +1583,12 @@ CopyStack(
 /*
  *----------------------------------------------------------------------
  *
- * TpTraceCapture --
+ * CaptureInterp --
  *
- *	Copies the shadow stacks, cut at the interp's current level, into
- *	the slot (innermost first): the running coroutine's, then under its
- *	marker those of the contexts that resumed it, down to the main
- *	stack.
+ *	Copies the shadow stacks of one interp, cut at its current level,
+ *	into the slot (innermost first): the running coroutine's, then
+ *	under its marker those of the contexts that resumed it, down to the
+ *	interp's main stack.
  *
  * Results:
  *	None.
@@ -1077,9 +1604,10 @@ CopyStack(
  *----------------------------------------------------------------------
  */
 
-void
-TpTraceCapture(
+static void
+CaptureInterp(
     TpTraceState *ts,
+    const TraceInterp *ti,
     Tcl_Interp *interp,
     const TpRing *ring,
     TpSlot *slot)
@@ -1098,7 +1626,7 @@ TpTraceCapture(
 	    slot->flags |= TP_SLOT_TCLERR;
 	    return;
 	}
-	re = ResumerEntry(ts, corPtr, base);
+	re = ResumerEntry(ts, ti->main, corPtr, base);
 	if (cs != NULL) {
 	    if (hi - base >= TP_TRACE_LEVELS) {
 		hi = base + TP_TRACE_LEVELS - 1;
@@ -1128,6 +1656,135 @@ TpTraceCapture(
 	slot->flags |= TP_SLOT_TCLTRUNC;
     }
     if (corPtr == NULL) {
-	CopyStack(ts, interp, ts->main, NULL, 1, hi, top, 0, ring, slot);
+	CopyStack(ts, interp, ti->main, NULL, 1, hi, top, 0, ring, slot);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * OrderByAnchor --
+ *
+ *	Interleaves the frames of several interps, captured one interp
+ *	after another (blocks[k] is where interp k's frames start; each
+ *	block is innermost first), into one stack, innermost first. A
+ *	child interp's frames run in trampolines nested in the command of
+ *	its parent that entered it, and a parent's can run in trampolines
+ *	nested in its child's (an alias, a C command evaluating in the
+ *	parent): anchors are trampoline SPs, and inner trampolines have
+ *	lower SPs. A frame without an anchor first takes the one of the
+ *	next outer frame of its interp (merge.c would give it that frame's
+ *	trampoline anyway), so that it stays with its interp's frames.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Reorders the slot's Tcl frames; fills their missing anchors.
+ *
+ * Signal safety:
+ *	Handler only: our own slot. Stable insertion sort: blocks are
+ *	mostly in order already (children are captured first).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+OrderByAnchor(
+    const TpRing *ring,
+    TpSlot *slot,
+    const int *blocks,
+    int nBlocks)
+{
+    TpTclRaw *r = TpSlotTcl(ring, slot);
+    int n = (int) slot->nTcl, b, i, j;
+
+    for (b = 0; b < nBlocks; b++) {
+	int end = (b + 1 < nBlocks) ? blocks[b + 1] : n;
+	uintptr_t outer = 0;
+
+	for (i = end - 1; i >= blocks[b]; i--) {
+	    if (r[i].anchor == 0) {
+		r[i].anchor = outer;
+	    } else {
+		outer = r[i].anchor;
+	    }
+	}
+	if (outer == 0 && end > blocks[b]) {
+	    return;		/* No anchor at all: leave the order. */
+	}
+    }
+    for (i = 1; i < n; i++) {
+	TpTclRaw t = r[i];
+
+	for (j = i; j > 0 && r[j - 1].anchor > t.anchor; j--) {
+	    r[j] = r[j - 1];
+	}
+	r[j] = t;
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTraceCapture --
+ *
+ *	Copies the shadow stacks of the profiled interp and of its
+ *	descendants that are evaluating into the slot, innermost first.
+ *	While one of them runs an execution trace's callback, which no
+ *	object trace sees, the sample is taken as frames mode takes it
+ *	(TpInterpCapture reads the interps' own frames).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills the slot's Tcl frames.
+ *
+ * Signal safety:
+ *	Handler only; reads the traced interps' numLevels and our own
+ *	arrays. A child interp is read only while its slot is published
+ *	(ChildDeleted unpublishes it before Tcl frees the interp).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpTraceCapture(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    int blocks[TP_TRACE_INTERPS], nBlocks = 0, i;
+    int n = ts->nInterps;
+
+    if (n > TP_TRACE_INTERPS) {
+	n = TP_TRACE_INTERPS;
+    }
+    for (i = 0; i < n; i++) {
+	Tcl_Interp *ip = ts->interps[i].interp;
+
+	if (ip != NULL && (i == 0 || TpInterpNumLevels(ip) > 0)
+		&& TpInterpTraceInProgress(ip)) {
+	    TpInterpCapture(interp, ring, slot);
+	    return;
+	}
+    }
+    for (i = n - 1; i >= 0; i--) {
+	const TraceInterp *ti = &ts->interps[i];
+	Tcl_Interp *ip = ti->interp;
+	uint32_t before = slot->nTcl;
+
+	if (ip == NULL || (i > 0 && TpInterpNumLevels(ip) <= 0)) {
+	    continue;
+	}
+	CaptureInterp(ts, ti, ip, ring, slot);
+	if (slot->nTcl > before) {
+	    blocks[nBlocks++] = (int) before;
+	}
+    }
+    if (nBlocks > 1) {
+	OrderByAnchor(ring, slot, blocks, nBlocks);
     }
 }

@@ -130,7 +130,7 @@ pext::cmethod ::CB work 5
 oo::class create ::CD { superclass ::CB; method work {} { next } }
 proc ::oo_p {o} { $o work }
 scenario oocnext {set ::ooobj [::CD new]} {rounds {::oo_p $::ooobj}} \
-    {::oo_p {::CD work} ?next {::CB work} CMethodBurnCall BurnMethod}
+    {::oo_p {::CD work} ?*next {::CB work} CMethodBurnCall BurnMethod}
 
 # 18. TclOO: method in C evaluating Tcl.
 oo::class create ::CE {}
@@ -388,7 +388,7 @@ oo::class create ::CF {
 pext::cmethod ::CF work 5
 proc ::of_p {o} { $o work }
 scenario oofilter {set ::ofobj [::CF new]} {rounds {::of_p $::ofobj}} \
-    {::of_p {::CF flt} ?next {::CF work} CMethodBurnCall BurnMethod}
+    {::of_p {::CF flt} ?*next {::CF work} CMethodBurnCall BurnMethod}
 
 # 50. TclOO forward to a C command.
 oo::class create ::CW { forward fw pext::burn }

@@ -514,81 +514,6 @@ DirectCmd(
 /*
  *----------------------------------------------------------------------
  *
- * CMethodCall, CMethodCmd --
- *
- *	tphelper::cmethod class name: defines method name of class in C;
- *	"$obj name ms" then runs BurnLoop(ms) in CMethodCall. A method
- *	written in C pushes no CallFrame and no level (reached by [next],
- *	no trace sees it either).
- *
- * Results:
- *	A standard Tcl result, empty on success.
- *
- * Side effects:
- *	CMethodCmd defines a method; CMethodCall burns CPU.
- *
- *----------------------------------------------------------------------
- */
-
-static int
-CMethodCall(
-    ClientData cd,
-    Tcl_Interp *interp,
-    Tcl_ObjectContext context,
-    int objc,
-    Tcl_Obj *const objv[])
-{
-    int skip = Tcl_ObjectContextSkippedArgs(context), ms;
-
-    (void) cd;
-    if (objc != skip + 1) {
-	Tcl_WrongNumArgs(interp, skip, objv, "ms");
-	return TCL_ERROR;
-    }
-    if (GetMs(interp, objv[skip], &ms) != TCL_OK) {
-	return TCL_ERROR;
-    }
-    BurnLoop(ms);
-    return TCL_OK;
-}
-
-static const Tcl_MethodType cMethodType = {
-    TCL_OO_METHOD_VERSION_CURRENT, "tphelperBurn", CMethodCall, NULL, NULL
-};
-
-static int
-CMethodCmd(
-    ClientData cd,
-    Tcl_Interp *interp,
-    int objc,
-    Tcl_Obj *const objv[])
-{
-    Tcl_Object object;
-    Tcl_Class cls;
-
-    /* Syntax: tphelper::cmethod class name
-     *         [0]               [1]   [2] */
-    (void) cd;
-    if (objc != 3) {
-	Tcl_WrongNumArgs(interp, 1, objv, "class name");
-	return TCL_ERROR;
-    }
-    if ((object = Tcl_GetObjectFromObj(interp, objv[1])) == NULL) {
-	return TCL_ERROR;
-    }
-    if ((cls = Tcl_GetObjectAsClass(object)) == NULL) {
-	Tcl_SetObjResult(interp, Tcl_ObjPrintf("\"%s\" is not a class",
-		Tcl_GetString(objv[1])));
-	Tcl_SetErrorCode(interp, "TPHELPER", "CLASS", NULL);
-	return TCL_ERROR;
-    }
-    Tcl_NewMethod(interp, cls, objv[2], 1, &cMethodType, NULL);
-    return TCL_OK;
-}
-
-/*
- *----------------------------------------------------------------------
- *
  * SleepCmd --
  *
  *	tphelper::sleep ms: blocks in nanosleep for ms of wall time.
@@ -849,6 +774,7 @@ CMethodCmd(
     if ((cls = Tcl_GetObjectAsClass(o)) == NULL) {
 	Tcl_SetObjResult(interp, Tcl_ObjPrintf("\"%s\" is not a class",
 		Tcl_GetString(objv[1])));
+	Tcl_SetErrorCode(interp, "TPHELPER", "CLASS", NULL);
 	return TCL_ERROR;
     }
     Tcl_NewMethod(interp, cls, objv[2], 1,
@@ -889,7 +815,6 @@ Tphelper_Init(
 	{"::tphelper::fork",	ForkCmd},
 	{"::tphelper::sigprof",	SigprofCmd},
 	{"::tphelper::direct",	DirectCmd},
-	{"::tphelper::cmethod",	CMethodCmd},
 	{NULL, NULL}
     };
     int i;

@@ -2391,9 +2391,12 @@ TpInterpLambda(
  *	for string commands (objProc is then TclInvokeStringCommand), and
  *	nreProc too when it differs (NRE dispatch calls nreProc). Skipped:
  *	procs (they are Tcl frames), imported commands (the target is named
- *	in its own namespace), and functions shared by several commands
- *	(every TclOO object, alias, coroutine or ensemble shares one: naming
- *	it after one of them would mislead).
+ *	in its own namespace), functions shared by several commands (every
+ *	TclOO object, alias, coroutine or ensemble shares one: naming it
+ *	after one of them would mislead), and every function of libtcl
+ *	itself: it may create more commands with that function later (one
+ *	[interp create] gives one child command, the next one a second),
+ *	and frames mode names what libtcl runs from the command resolved.
  *
  * Results:
  *	None.
@@ -2407,6 +2410,7 @@ TpInterpLambda(
 typedef struct ProcSeen {
     Tcl_HashTable byProc;	/* C function -> Tcl_Obj name, or NULL once
 				 * a second command uses it. */
+    void *libtcl;		/* Base address of libtcl, or NULL. */
 } ProcSeen;
 
 static void
@@ -2416,9 +2420,16 @@ SeeProc(
     const char *name)
 {
     int isNew;
-    Tcl_HashEntry *h = Tcl_CreateHashEntry(&ps->byProc, (void *) proc, &isNew);
-    Tcl_Obj *old = isNew ? NULL : Tcl_GetHashValue(h);
+    Tcl_HashEntry *h;
+    Tcl_Obj *old;
+    Dl_info info;
 
+    if (ps->libtcl != NULL && dladdr((void *) proc, &info)
+	    && info.dli_fbase == ps->libtcl) {
+	return;
+    }
+    h = Tcl_CreateHashEntry(&ps->byProc, (void *) proc, &isNew);
+    old = isNew ? NULL : Tcl_GetHashValue(h);
     if (isNew) {
 	Tcl_Obj *nameObj = Tcl_NewStringObj(name, -1);
 
@@ -2482,8 +2493,11 @@ TpInterpCommandProcs(
     ProcSeen ps;
     Tcl_HashSearch search;
     Tcl_HashEntry *h;
+    Dl_info info;
 
     Tcl_InitHashTable(&ps.byProc, TCL_ONE_WORD_KEYS);
+    ps.libtcl = dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)
+	    ? info.dli_fbase : NULL;
     CommandProcsNs(((Interp *) interp)->globalNsPtr, &ps, 0);
     for (h = Tcl_FirstHashEntry(&ps.byProc, &search); h;
 	    h = Tcl_NextHashEntry(&search)) {

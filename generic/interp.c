@@ -2215,7 +2215,7 @@ TpInterpCoroutineCommand(
 /*
  *----------------------------------------------------------------------
  *
- * CallSitePos, TpInterpCallSite, TpInterpCallSiteLive --
+ * CallSitePos, TpInterpCallSiteLive --
  *
  *	Where the command being entered is called from: the CmdFrame on
  *	top (the caller's bytecode frame, linked by TEBC before it
@@ -2256,18 +2256,6 @@ CallSitePos(
 	return (uintptr_t) cf->data.tebc.pc;
     }
     return cf->cmd ? (uintptr_t) cf->cmd : (uintptr_t) cf->cmdObj;
-}
-
-void
-TpInterpCallSite(
-    Tcl_Interp *interp,
-    uintptr_t *sitePtr,
-    uintptr_t *posPtr)
-{
-    CmdFrame *cf = ((Interp *) interp)->cmdFramePtr;
-
-    *sitePtr = (uintptr_t) cf;
-    *posPtr = cf ? CallSitePos(cf) : 0;
 }
 
 int
@@ -3245,8 +3233,9 @@ TpInterpChildren(
  *
  * TpInterpCallSiteFrame --
  *
- *	TpInterpCallSite, plus the CallFrame the command being entered is
- *	called from (iPtr->framePtr: the true caller, not the [uplevel]
+ *	The call site of the command being entered (the CmdFrame on top
+ *	and its position, see CallSitePos), and the CallFrame it is called
+ *	from (iPtr->framePtr: the true caller, not the [uplevel]
  *	scope) and that frame's Proc when it is a proc, lambda or method
  *	frame. Trace mode records the frame with each entry: a frame that
  *	appears between two levels without a traced call of its own was

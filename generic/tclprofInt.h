@@ -346,9 +346,6 @@ MODULE_SCOPE int	TpInterpCoroutineCaller(void *corPtr, void **callerPtr,
 			    int *baseLevel);	/* Signal-safe. The context that
 						 * resumed corPtr, its base. */
 MODULE_SCOPE Tcl_Command TpInterpCoroutineCommand(void *corPtr);
-MODULE_SCOPE void	TpInterpCallSite(Tcl_Interp *interp, uintptr_t *sitePtr,
-			    uintptr_t *posPtr);	/* Where the command being
-						 * entered is called from. */
 MODULE_SCOPE int	TpInterpCallSiteLive(Tcl_Interp *interp, uintptr_t site,
 			    uintptr_t pos, uintptr_t *nowPtr);
 						/* Signal-safe. */
@@ -374,7 +371,7 @@ MODULE_SCOPE void	TpInterpChildren(Tcl_Interp *interp,
 MODULE_SCOPE void	TpInterpCallSiteFrame(Tcl_Interp *interp,
 			    uintptr_t *sitePtr, uintptr_t *posPtr,
 			    void **framePtr, void **procPtr);
-						/* TpInterpCallSite and the
+						/* The call site and the
 						 * caller's CallFrame. */
 MODULE_SCOPE int	TpInterpFramesPushed(void *framePtr, void *outer,
 			    void **list, int max);

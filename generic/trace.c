@@ -48,7 +48,7 @@
  *	spends ~250 ns there per command: with two procs called in turn,
  *	11% of the samples were filed under the other one
  *	(tests-perf/stale.tcl). Each entry records its call site
- *	(TpInterpCallSite: the caller's CmdFrame and pc), and the handler
+ *	(TpInterpCallSiteFrame: the caller's CmdFrame and pc), and the handler
  *	checks the innermost entry against it. A stale entry is replaced by
  *	the command last entered from the site's new position (sites[], a
  *	direct-mapped cache TraceProc fills: a loop calls from the same
@@ -134,7 +134,7 @@ enum {
 typedef struct ShadowEntry {
     TraceCmd *cmd;
     uintptr_t anchor;		/* SP of the trampoline running it. */
-    uintptr_t site, pos;	/* TpInterpCallSite when entered. */
+    uintptr_t site, pos;	/* TpInterpCallSiteFrame when entered. */
     uintptr_t resumer;		/* Coroutine stacks: the resuming command's
 				 * anchor when this entry was written. */
     void *frame;		/* The caller's CallFrame when entered. */
@@ -155,7 +155,7 @@ typedef struct ShadowEntry {
 } ShadowEntry;
 
 typedef struct SiteEntry {
-    uintptr_t pos;		/* Call site position (TpInterpCallSite)... */
+    uintptr_t pos;		/* Call site position (TpInterpCallSiteFrame)... */
     TraceCmd *cmd;		/* ... and the command last entered there. */
 } SiteEntry;
 

@@ -3119,7 +3119,9 @@ TpInterpCoroutineBody(
  *
  * Results:
  *	TP_TCL_PROC and *tokenPtr, TP_TCL_LAMBDA and *lambdaPtr,
- *	TP_TCL_METHOD and the name appended to dsPtr; or -1.
+ *	TP_TCL_METHOD and the name appended to dsPtr; or -1 (also for a
+ *	proc whose command is gone, or that was called by a name that does
+ *	not lead to it).
  *
  * Side effects:
  *	None. Not for the handler.
@@ -3129,6 +3131,7 @@ TpInterpCoroutineBody(
 
 int
 TpInterpFrameCmd(
+    Tcl_Interp *interp,
     void *frame,
     Tcl_Command *tokenPtr,
     Tcl_Obj **lambdaPtr,
@@ -3156,7 +3159,17 @@ TpInterpFrameCmd(
 	Tcl_DStringAppend(dsPtr, nm.b, nm.n);
 	return TP_TCL_METHOD;
     }
-    if (procPtr->cmdPtr == NULL) {
+
+    /*
+     * A running proc keeps its Proc, not its Command: the proc may have
+     * deleted its own command. The Command is used only if the name the
+     * frame was called by still resolves to it (pointers compared, the
+     * old one never read).
+     */
+
+    if (procPtr->cmdPtr == NULL || fp->objc < 1 || fp->objv == NULL
+	    || Tcl_GetCommandFromObj(interp, fp->objv[0])
+		!= (Tcl_Command) procPtr->cmdPtr) {
 	return -1;
     }
     *tokenPtr = (Tcl_Command) procPtr->cmdPtr;

@@ -361,7 +361,8 @@ MODULE_SCOPE void	TpInterpCommandProcs(Tcl_Interp *interp,
 MODULE_SCOPE void *	TpInterpCoroutineBody(Tcl_Interp *interp);
 						/* CallFrame of the running
 						 * coroutine's body command. */
-MODULE_SCOPE int	TpInterpFrameCmd(void *framePtr, Tcl_Command *tokenPtr,
+MODULE_SCOPE int	TpInterpFrameCmd(Tcl_Interp *interp, void *framePtr,
+			    Tcl_Command *tokenPtr,
 			    Tcl_Obj **lambdaPtr, Tcl_DString *dsPtr);
 						/* How to name a CallFrame. */
 MODULE_SCOPE void	TpInterpChildren(Tcl_Interp *interp,

@@ -470,7 +470,7 @@ FrameCmd(
     TraceCmd *tc = NULL;
 
     Tcl_DStringInit(&ds);
-    switch (TpInterpFrameCmd(frame, &token, &lambdaObj, &ds)) {
+    switch (TpInterpFrameCmd(interp, frame, &token, &lambdaObj, &ds)) {
     case TP_TCL_PROC:
 	tc = LookupCmd(ts, interp, token);
 	break;

@@ -188,9 +188,10 @@ WallSpin(
 /*
  *----------------------------------------------------------------------
  *
- * GetMs --
+ * GetMs, GetMsArg --
  *
- *	Reads a duration in milliseconds, 0 to MAX_MS.
+ *	Reads a duration in milliseconds, 0 to MAX_MS; GetMsArg, from the
+ *	only argument of a command ("cmd ms").
  *
  * Results:
  *	TCL_OK and *msPtr set, or TCL_ERROR with a message.
@@ -218,6 +219,20 @@ GetMs(
 	return TCL_ERROR;
     }
     return TCL_OK;
+}
+
+static int
+GetMsArg(
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[],
+    int *msPtr)
+{
+    if (objc != 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms");
+	return TCL_ERROR;
+    }
+    return GetMs(interp, objv[1], msPtr);
 }
 
 /*
@@ -250,13 +265,8 @@ CBurnCmd(
 {
     int ms;
 
-    /* Syntax: tphelper::cburn ms
-     *         [0]             [1] */
-    if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "ms");
-	return TCL_ERROR;
-    }
-    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+    /* Syntax: tphelper::cburn ms */
+    if (GetMsArg(interp, objc, objv, &ms) != TCL_OK) {
 	return TCL_ERROR;
     }
     BurnLoop(ms);
@@ -272,13 +282,8 @@ AltBurnCmd(
 {
     int ms;
 
-    /* Syntax: tphelper::cburnalt ms, or hburn(ms) in expr
-     *         [0]                [1] */
-    if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "ms");
-	return TCL_ERROR;
-    }
-    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+    /* Syntax: tphelper::cburnalt ms, or hburn(ms) in expr */
+    if (GetMsArg(interp, objc, objv, &ms) != TCL_OK) {
 	return TCL_ERROR;
     }
     BurnLoop(ms);
@@ -297,13 +302,8 @@ Burn2Cmd(
 {
     int ms;
 
-    /* Syntax: tphelper::burn2 ms
-     *         [0]             [1] */
-    if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "ms");
-	return TCL_ERROR;
-    }
-    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+    /* Syntax: tphelper::burn2 ms */
+    if (GetMsArg(interp, objc, objv, &ms) != TCL_OK) {
 	return TCL_ERROR;
     }
     OuterBurn(ms);
@@ -319,13 +319,8 @@ SpinCmd(
 {
     int ms;
 
-    /* Syntax: tphelper::spin ms
-     *         [0]            [1] */
-    if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "ms");
-	return TCL_ERROR;
-    }
-    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+    /* Syntax: tphelper::spin ms */
+    if (GetMsArg(interp, objc, objv, &ms) != TCL_OK) {
 	return TCL_ERROR;
     }
     WallSpin(ms);
@@ -539,13 +534,8 @@ SleepCmd(
     struct timespec req;
     int ms;
 
-    /* Syntax: tphelper::sleep ms
-     *         [0]             [1] */
-    if (objc != 2) {
-	Tcl_WrongNumArgs(interp, 1, objv, "ms");
-	return TCL_ERROR;
-    }
-    if (GetMs(interp, objv[1], &ms) != TCL_OK) {
+    /* Syntax: tphelper::sleep ms */
+    if (GetMsArg(interp, objc, objv, &ms) != TCL_OK) {
 	return TCL_ERROR;
     }
     req.tv_sec = ms / 1000;

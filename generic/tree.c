@@ -607,10 +607,13 @@ TpTreeStackFuncs(
 	/*
 	 * A C function implementing a command gets the command's frame,
 	 * unless a Tcl command frame (the same call, as the Tcl stack
-	 * named it) is already right above it.
+	 * named it) is already right above it, or the function is hidden
+	 * (tclprof's own: a sample taken in [profiler status] shows none
+	 * of it, live or loaded from a file).
 	 */
 
-	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc) {
+	if (f->cmdFunc >= 0 && lastTcl != f->cmdFunc
+		&& (f->kind != TP_KIND_INTERNAL || o->showInternals)) {
 	    int same = lastTcl >= 0 && SameCommand(t->funcs[lastTcl].name,
 		    t->funcs[f->cmdFunc].name);
 

@@ -571,17 +571,21 @@ TpTreeStackFuncs(
     uint32_t *out)
 {
     const uint32_t *ids = TpProfileStackIds(p, stack);
-    uint32_t depth = p->stacks[stack].depth, k, n = 0, lastOwn = 0;
+    uint32_t depth = p->stacks[stack].depth, k, n = 0, firstOwn = 0;
+    uint32_t lastOwn = 0;
     int lastTcl = -1;		/* Last Tcl function emitted. */
 
     /*
      * Tcl frames that lie between tclprof's own frames (the command
-     * line's if/catch/uplevel around the profiled script) go with them.
+     * line's if/catch/uplevel around the profiled script) go with them;
+     * the user's frames outside them stay (a sample in [profiler status]
+     * called by the user's loop).
      */
 
     if (!o->showInternals) {
 	for (k = 0; k < depth; k++) {
 	    if (t->funcs[t->locFunc[ids[k]]].own) {
+		firstOwn = lastOwn ? firstOwn : k;
 		lastOwn = k + 1;
 	    }
 	}
@@ -591,8 +595,8 @@ TpTreeStackFuncs(
 	uint32_t fi = t->locFunc[ids[k]];
 	const TpFunc *f = &t->funcs[fi];
 
-	if ((f->own || (k < lastOwn && f->kind == TP_KIND_TCL))
-		&& !o->showInternals) {
+	if ((f->own || (k >= firstOwn && k < lastOwn
+		&& f->kind == TP_KIND_TCL)) && !o->showInternals) {
 	    continue;
 	}
 	if (f->procAlias >= 0) {

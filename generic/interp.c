@@ -1702,7 +1702,9 @@ InsertRaw(
 static void
 DispatchFrames(
     Cap *c,
-    NRE_callback *top)		/* Top of the innermost trampoline's list. */
+    Interp *iPtr,		/* The interp running the innermost
+				 * trampoline, */
+    NRE_callback *top)		/* and the top of its callback list. */
 {
     int k;
 
@@ -1788,8 +1790,18 @@ DispatchFrames(
 	    } else if (cmdPtr != NULL) {
 		Added a = {TP_TCL_CMD, cmdPtr, 0};
 
-		NameFrame(c, r, &a, NULL);
-		continue;
+		/*
+		 * The word is renamed to the command that runs, unless a
+		 * compiled ensemble ([string compare -nocase]) handed its
+		 * words to the subcommand's implementation: Tcl keeps them
+		 * in ensembleRewrite while it runs, and both are shown.
+		 */
+
+		if (k > 0 || iPtr == NULL
+			|| !OKP(iPtr->ensembleRewrite.sourceObjs)) {
+		    NameFrame(c, r, &a, NULL);
+		    continue;
+		}
 	    }
 	} else if (word) {
 	    for (j = 0; j < nAdd && add[j].level != levels - 1; j++) {
@@ -2068,7 +2080,7 @@ TpInterpCapture(
     for (i = j = 0; i < n; i++) {
 	j = depth[i] >= depth[j] ? i : j;
     }
-    DispatchFrames(&c, OKP(list[j]->execEnvPtr)
+    DispatchFrames(&c, list[j], OKP(list[j]->execEnvPtr)
 	    ? list[j]->execEnvPtr->callbackPtr : NULL);
     for (i = 0; i < c.n; i++) {
 	int s = c.raw[i].spare & SP_SEG;

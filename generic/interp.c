@@ -1036,7 +1036,7 @@ EmitCmd(
 /*
  *----------------------------------------------------------------------
  *
- * NamesProc, EmitOtherWord --
+ * LiteralWord, NamesProc, EmitOtherWord --
  *
  *	A command that pushed a proc's CallFrame is normally the call of
  *	that proc, and only the proc is shown. But the word may name
@@ -1049,6 +1049,8 @@ EmitCmd(
  *	what they name is unknown here.
  *
  * Results:
+ *	LiteralWord: 1 if a word as written names a command by itself (not
+ *	$var, [cmd], {*}..., "quoted").
  *	NamesProc: 1 if word w can name the proc whose qualified name is p
  *	(equal up to a leading "::", or p ends with "::" w).
  *	EmitOtherWord: 1 if it emitted a frame.
@@ -1060,6 +1062,15 @@ EmitCmd(
  *
  *----------------------------------------------------------------------
  */
+
+static int
+LiteralWord(
+    const char *w,
+    int wLen)
+{
+    return wLen > 0 && w[0] != '$' && w[0] != '[' && w[0] != '{'
+	    && w[0] != '"';
+}
 
 static int
 NamesProc(
@@ -1104,9 +1115,8 @@ EmitOtherWord(
     }
     r = &c->raw[n];
     w = str + r->nameOff;
-    if (r->nameLen == 0 || w[0] == '$' || w[0] == '[' || w[0] == '{'
-	    || w[0] == '"' || NamesProc(w, r->nameLen, str + proc->nameOff,
-		proc->nameLen)) {
+    if (!LiteralWord(w, r->nameLen) || NamesProc(w, r->nameLen,
+	    str + proc->nameOff, proc->nameLen)) {
 	c->n = n;
 	return 0;
     }
@@ -1809,8 +1819,7 @@ DispatchFrames(
 	    if (j < nAdd) {
 		NameFrame(c, r, &add[j], ctxs[j]);
 		add[j].level = -1;	/* Used. */
-	    } else if (r->nameLen == 0 || w[0] == '$' || w[0] == '['
-		    || w[0] == '{' || w[0] == '"') {
+	    } else if (!LiteralWord(w, r->nameLen)) {
 		RemoveRaw(c, i);
 	    }
 	} else if (r != NULL && cmdPtr != NULL && inner == 0) {
@@ -3372,32 +3381,20 @@ TpInterpNextMethod(
 {
     CallFrame *fp = ((Interp *) interp)->framePtr;
     CallContext *ctx;
-    CallChain *chain;
     Method *mPtr;
-    Object *oPtr;
-    const char *s;
-    int len, idx;
+    int len;
     Name nm;
 
     if (!OKP(fp) || !(fp->isProcCallFrame & FRAME_IS_METHOD)
 	    || (how == 2 ? fp != entryFrame : fp->callerPtr != entryFrame)
-	    || !OKP(ctx = fp->clientData) || !OKP(chain = ctx->callPtr)
-	    || !OKP(chain->chain) || chain->numChain <= 0
-	    || chain->numChain > 256 || (idx = ctx->index) <= 0
-	    || idx >= chain->numChain
-	    || !OKP(mPtr = chain->chain[idx].mPtr) || !OKP(mPtr->typePtr)
-	    || !Ok(s = mPtr->typePtr->name, 1) || !strncmp(s, "method", 7)) {
-	return 0;
+	    || !OKP(ctx = fp->clientData) || ctx->index <= 0
+	    || (mPtr = CtxMethod(ctx)) == NULL) {
+	return 0;		/* Not after [next], or a procedure. */
     }
-    oPtr = OKP(mPtr->declaringClassPtr) ? mPtr->declaringClassPtr->thisPtr
-	    : mPtr->declaringObjectPtr;
     nm.n = 0;
-    if (!OKP(oPtr) || !CmdName((Command *) oPtr->command, &nm)
-	    || (s = ObjBytes(mPtr->namePtr, &len)) == NULL) {
+    if (!MethodOwnerName(mPtr, ctx->callPtr, &nm)) {
 	return 0;
     }
-    NameAdd(&nm, " ", 1);
-    NameAdd(&nm, s, len);
     len = nm.n < max ? nm.n : max;
     memcpy(buf, nm.b, (size_t) len);
     *keyPtr = (uintptr_t) mPtr;

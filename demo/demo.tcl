@@ -11,7 +11,12 @@
 #		lang2lang_type > ::MtiFS::IsVerilogLanguage ...
 #
 # Usage:
-#	tclsh demo.tcl ?-n iterations? ?-mode frames|trace? ?-html file?
+#	tclsh demo.tcl ?-n iterations? ?-mode frames|trace? ?-html file? ?-check 1?
+#
+#	With -check 1 the demo exits with status 1 unless the Figure 6 order
+#	holds: at least 95% of the samples in ::MtiFS::IsVerilogLanguage have
+#	the path above (the others are listed; the build matrix runs it on
+#	every Tcl build).
 #
 #	The flame graph goes to demo-flamegraph.html unless -html "" is given.
 #
@@ -24,13 +29,14 @@
 package require Tcl 8.6
 
 proc usage {} {
-    puts stderr "usage: [file tail $::argv0] ?-n iterations? ?-mode frames|trace? ?-html file|\"\"?"
+    puts stderr "usage: [file tail $::argv0] ?-n iterations? ?-mode frames|trace? ?-html file|\"\"? ?-check 1?"
     exit 2
 }
 
 set n {}
 set mode {}
 set html demo-flamegraph.html
+set check 0
 if {[llength $argv] % 2} usage
 foreach {opt value} $argv {
     switch -- $opt {
@@ -44,6 +50,10 @@ foreach {opt value} $argv {
 	}
 	-html {
 	    set html $value
+	}
+	-check {
+	    if {![string is boolean -strict $value]} usage
+	    set check $value
 	}
 	default usage
     }
@@ -138,4 +148,40 @@ puts [format "demo: %d iterations, %.2f s, %d samples, mode %s, %d dropped, %d m
 if {$html ne ""} {
     profiler export -format html -file $html
     puts "demo: flame graph written to [file normalize $html]"
+}
+
+# The Figure 6 order, checked on the folded stacks (visible frames only).
+
+if {$check} {
+    set want {::doWork ::doWork2 tok2column tclprim_tok2column lang2lang_type
+	::MtiFS::IsVerilogLanguage}
+    set folded [file tempfile tmp demo.folded]
+    close $folded
+    profiler export -format folded -file $tmp
+    set f [open $tmp]
+    set right 0
+    set wrong 0
+    while {[gets $f line] >= 0} {
+	regexp {^(.*) (\d+)$} $line -> path count
+	set frames [lmap fr [split $path ";"] {regsub {^(\S+).*$} $fr {\1}}]
+	set at [lsearch -exact $frames ::MtiFS::IsVerilogLanguage]
+	if {$at < 0} {
+	    continue
+	}
+	set from [lsearch -exact $frames ::doWork]
+	if {$from >= 0 && [lrange $frames $from $at] eq $want} {
+	    incr right $count
+	} else {
+	    incr wrong $count
+	    puts "demo check: wrong path ($count): $path"
+	}
+    }
+    close $f
+    file delete $tmp
+    set all [expr {$right + $wrong}]
+    puts "demo check: $right of $all samples in ::MtiFS::IsVerilogLanguage\
+	    in the Figure 6 order"
+    if {$all == 0 || $right < 0.95 * $all} {
+	exit 1
+    }
 }

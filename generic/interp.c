@@ -187,6 +187,8 @@ typedef struct Cap {
     int full;			/* Stopped at ring->maxTcl. */
     unsigned nextCache;
     Cache cache[16];
+    uint64_t rootMet;		/* Bit k: tramp[k].root was met in a
+				 * callback list, so it is a live record. */
     int nCreators;
     struct {
 	CmdFrame *cf;		/* A command that pushed CallFrames... */
@@ -1323,9 +1325,11 @@ AssignSegments(
 		    CloseStretch(c, stretch, j, k);
 		    stretch = j;
 		    lastRoot = k;
+		    c->rootMet |= (uint64_t) 1 << (k & 63);
 		    while (lastRoot + 1 < c->nTramp
 			    && c->tramp[lastRoot + 1].root == (uintptr_t) cb) {
 			lastRoot++;
+			c->rootMet |= (uint64_t) 1 << (lastRoot & 63);
 		    }
 		    break;
 		}
@@ -1709,6 +1713,46 @@ InsertRaw(
     }
 }
 
+/*
+ * RootProven --
+ *
+ *	Whether tramp[k].root may be dereferenced: read at a calibrated
+ *	callback call (where it is the live root by construction), or met in
+ *	the callback list. A root read anywhere else (the interrupted frame
+ *	in TclNRRunCallbacks' prologue or epilogue holds its caller's value
+ *	in that register) is looked for from the top of the list, within a
+ *	bound. Signal-safe.
+ */
+
+#define PROVE_STEPS	4096	/* Callbacks read to prove one root. */
+
+static int
+RootProven(
+    Cap *c,
+    int k,
+    NRE_callback *top)
+{
+    uintptr_t root = c->tramp[k].root;
+    NRE_callback *cb;
+    int steps;
+
+    if ((c->tramp[k].spare & TP_TRAMP_SURE)
+	    || ((c->rootMet >> (k & 63)) & 1)) {
+	return 1;
+    }
+    if (!OKP((void *) root)) {
+	return 0;
+    }
+    for (cb = top, steps = 0; OKP(cb) && steps < PROVE_STEPS;
+	    cb = cb->nextPtr, steps++) {
+	if ((uintptr_t) cb == root) {
+	    c->rootMet |= (uint64_t) 1 << (k & 63);
+	    return 1;
+	}
+    }
+    return 0;
+}
+
 static void
 DispatchFrames(
     Cap *c,
@@ -1742,7 +1786,13 @@ DispatchFrames(
 	 * first. A nested trampoline's root is where they end on its side.
 	 */
 
-	cb = (k == 0) ? top : (NRE_callback *) c->tramp[k - 1].root;
+	if (k == 0) {
+	    cb = top;
+	} else if (RootProven(c, k - 1, top)) {
+	    cb = (NRE_callback *) c->tramp[k - 1].root;
+	} else {
+	    continue;
+	}
 	for (steps = 0; steps < DISPATCH_STEPS && OKP(cb) && cb != stop;
 		steps++, cb = cb->nextPtr) {
 	    if (cb->procPtr == known.tebcResume) {
@@ -2523,10 +2573,16 @@ TpInterpCommandProcs(
 
 /*
  * ----------------------------------------------------------------------
- * Calibration: which callee-saved register holds rootPtr in the
- * TclNRRunCallbacks frames of this libtcl. Two nested C->Tcl entries
- * record TOP_CB just before re-entering; the inner command unwinds its
- * own stack and keeps the registers equal to both roots, in order.
+ * Calibration: where the trampolines of this libtcl are, and where each
+ * keeps rootPtr and the callback it runs (see TpTrampSite). A C command
+ * re-enters Tcl twice, nested, through one entry API, recording TOP_CB
+ * before each entry; the inner command unwinds its own stack and looks
+ * for two frames at the same return address holding, at the same
+ * location (a callee-saved register, else a word of the frame), the two
+ * roots in order. That frame is the entry's trampoline, whatever function
+ * it belongs to (TclNRRunCallbacks, or a caller it was inlined into) and
+ * wherever the compiler keeps the values. Each entry API is tried, as
+ * each may have its own copy of the loop.
  * ----------------------------------------------------------------------
  */
 
@@ -2535,18 +2591,34 @@ static const int calibRegs[] = {
     UNW_X86_64_R14, UNW_X86_64_R15
 };
 #define NREGS ((int) (sizeof(calibRegs) / sizeof(int)))
+#define CALIB_FRAMES	64	/* Frames unwound by the inner command. */
+#define CALIB_SLOTS	1024	/* Bytes of a frame searched for a value. */
+
+/*
+ * The entry APIs calibrated: those C code uses to enter Tcl (each may own
+ * a copy of the trampoline), and two whose callers call TclNRRunCallbacks
+ * itself in every build (tclExecute.c's Tcl_ExprObj, tclCompile.c's
+ * Tcl_SubstObj), so that the function's own locations are known.
+ */
+
+enum {
+    API_EVALOBJV, API_EVALOBJEX, API_EVALOBJEX_LIST, API_EVALEX, API_EXPR,
+    API_SUBST, API_NRCALL, API_COUNT
+};
+static const char *const apiNames[API_COUNT] = {
+    "Tcl_EvalObjv", "Tcl_EvalObjEx", "Tcl_EvalObjEx(list)", "Tcl_EvalEx",
+    "Tcl_ExprObj", "Tcl_SubstObj", "Tcl_NRCallObjProc"
+};
 
 typedef struct Calib {
-    uintptr_t lo, hi;		/* [start, end) of TclNRRunCallbacks. */
+    int api;			/* API_* being calibrated. */
     int depth;			/* Nesting reached by the outer command. */
     uintptr_t roots[2];		/* TOP_CB before each nested entry. */
-    unw_word_t regs[2][NREGS];	/* Registers of the two innermost
-				 * trampoline frames. */
-    int nTramp;			/* Trampoline frames found. */
     int tebcOk;			/* The TEBCdata layout was verified. */
     Tcl_Obj *outerName, *innerName;
     int pipe[2];		/* For SafeRead. */
-    int cbReg;			/* Register holding the running callback. */
+    TpTrampSite site;		/* What the inner command found... */
+    int found;			/* ... if it found it. */
     Object *oPtr;		/* Object whose forward runs CalibMethodCmd. */
     int nCtx;			/* Callbacks found holding its context. */
 } Calib;
@@ -2587,14 +2659,88 @@ SafeRead(
 /*
  *----------------------------------------------------------------------
  *
+ * CalibNRProc, CalibEnter --
+ *
+ *	Enter Tcl to run the command named by nameObj through the entry API
+ *	being calibrated. CalibNRProc is the NR procedure handed to
+ *	Tcl_NRCallObjProc.
+ *
+ * Results:
+ *	The evaluation's code.
+ *
+ * Side effects:
+ *	Runs the command.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CalibNRProc(
+    void *cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    (void) objc; (void) objv;
+    return Tcl_NREvalObj(interp, (Tcl_Obj *) cd, 0);
+}
+
+static int
+CalibEnter(
+    Calib *cb,
+    Tcl_Interp *interp,
+    Tcl_Obj *nameObj)
+{
+    Tcl_Obj *objPtr, *resultPtr = NULL;
+    int code;
+
+    switch (cb->api) {
+    case API_EVALOBJV:
+	return Tcl_EvalObjv(interp, 1, &nameObj, 0);
+    case API_EVALOBJEX:
+	return Tcl_EvalObjEx(interp, nameObj, 0);
+    case API_EVALEX:
+	return Tcl_EvalEx(interp, Tcl_GetString(nameObj), -1, 0);
+    case API_NRCALL:
+	return Tcl_NRCallObjProc(interp, CalibNRProc, nameObj, 0, NULL);
+    case API_EVALOBJEX_LIST:
+	objPtr = Tcl_NewListObj(1, &nameObj);
+	break;
+    default:
+	objPtr = Tcl_ObjPrintf("[%s]", Tcl_GetString(nameObj));
+	break;
+    }
+    Tcl_IncrRefCount(objPtr);
+    if (cb->api == API_EXPR) {
+	code = Tcl_ExprObj(interp, objPtr, &resultPtr);
+	if (resultPtr != NULL) {
+	    Tcl_DecrRefCount(resultPtr);
+	}
+    } else if (cb->api == API_SUBST) {
+	resultPtr = Tcl_SubstObj(interp, objPtr, TCL_SUBST_ALL);
+	code = resultPtr ? TCL_OK : TCL_ERROR;
+	if (resultPtr != NULL) {
+	    Tcl_IncrRefCount(resultPtr);
+	    Tcl_DecrRefCount(resultPtr);
+	}
+    } else {
+	code = Tcl_EvalObjEx(interp, objPtr, 0);
+    }
+    Tcl_DecrRefCount(objPtr);
+    return code;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CalibOuterCmd, CalibInnerCmd --
  *
  *	The two temporary commands of TpInterpCalibrate. The outer one,
  *	called at depth 0 and 1, records TOP_CB and re-enters Tcl through
- *	Tcl_EvalObjEx (one trampoline each, whose root is that TOP_CB). The
- *	inner one checks that its caller's CmdFrame sits in a TEBCdata held
- *	by a pending callback, then unwinds its own stack and keeps the
- *	callee-saved registers of the two innermost trampoline frames.
+ *	the API being calibrated (one trampoline each, whose root is that
+ *	TOP_CB). The inner one checks that its caller's CmdFrame sits in a
+ *	TEBCdata held by a pending callback, then unwinds its own stack and
+ *	finds the two trampoline frames (FindSite).
  *
  * Results:
  *	TCL_OK, or the nested evaluation's code.
@@ -2620,7 +2766,167 @@ CalibOuterCmd(
 	return TCL_OK;
     }
     cb->roots[d] = (uintptr_t) TOP_CB(interp);
-    return Tcl_EvalObjEx(interp, d == 0 ? cb->outerName : cb->innerName, 0);
+    return CalibEnter(cb, interp, d == 0 ? cb->outerName : cb->innerName);
+}
+
+static Tcl_ObjCmdProc CalibInnerCmd;
+
+/*
+ * One frame of the inner command's stack: its return address, stack
+ * pointer and callee-saved registers.
+ */
+
+typedef struct CalibFrame {
+    uintptr_t ip, sp;
+    unw_word_t regs[NREGS];
+} CalibFrame;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * LocValue, FindLoc, CallbackAt, FindSite --
+ *
+ *	The search of CalibInnerCmd. LocValue reads a location in a frame
+ *	(the frames are live: they are the inner command's callers).
+ *	FindLoc finds a location where two frames hold two given values,
+ *	registers first. CallbackAt tells whether a value is a callback
+ *	running a given command (Dispatch's data: objProc, clientData, objc,
+ *	objv). FindSite finds the innermost pair of frames with the same
+ *	return address whose root location holds roots[1] and roots[0].
+ *
+ * Results:
+ *	FindLoc, CallbackAt, FindSite: 1 if found.
+ *
+ * Side effects:
+ *	FindSite fills cb->site and may set known.dispatch.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uintptr_t
+LocValue(
+    const CalibFrame *f,
+    const TpValueLoc *loc)
+{
+    int i;
+
+    if (loc->kind == TP_LOC_STACK) {
+	return *(const uintptr_t *) (f->sp + loc->off);
+    }
+    for (i = 0; i < NREGS; i++) {
+	if (calibRegs[i] == loc->reg) {
+	    return (uintptr_t) f->regs[i];
+	}
+    }
+    return TP_ROOT_UNKNOWN;
+}
+
+static int
+FindLoc(
+    const CalibFrame *fr,	/* Frames, innermost first. */
+    int n,
+    int i, int j,		/* Two frames of it, i < j ... */
+    int (*match)(Calib *, const CalibFrame *, uintptr_t, int),
+    Calib *cb,			/* ... whose values v must satisfy
+				 * match(cb, frame, v, 0 for i / 1 for j). */
+    TpValueLoc *out)
+{
+    TpValueLoc loc;
+    uintptr_t sizeI, sizeJ, off;
+    int r;
+
+    memset(&loc, 0, sizeof(loc));
+    loc.kind = TP_LOC_REG;
+    for (r = 0; r < NREGS; r++) {
+	loc.reg = (uint8_t) calibRegs[r];
+	if (match(cb, &fr[i], LocValue(&fr[i], &loc), 0)
+		&& match(cb, &fr[j], LocValue(&fr[j], &loc), 1)) {
+	    *out = loc;
+	    return 1;
+	}
+    }
+
+    /*
+     * A frame's own words lie between its stack pointer and its caller's.
+     */
+
+    if (j + 1 >= n) {
+	return 0;
+    }
+    sizeI = fr[i + 1].sp - fr[i].sp;
+    sizeJ = fr[j + 1].sp - fr[j].sp;
+    loc.kind = TP_LOC_STACK;
+    loc.reg = 0;
+    for (off = 0; off + 8 <= sizeI && off + 8 <= sizeJ && off < CALIB_SLOTS;
+	    off += 8) {
+	loc.off = (uint16_t) off;
+	if (match(cb, &fr[i], LocValue(&fr[i], &loc), 0)
+		&& match(cb, &fr[j], LocValue(&fr[j], &loc), 1)) {
+	    *out = loc;
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+static int
+RootMatch(
+    Calib *cb,
+    const CalibFrame *f,
+    uintptr_t v,
+    int outer)
+{
+    (void) f;
+    return v == cb->roots[outer ? 0 : 1];
+}
+
+static int
+CallbackAt(
+    Calib *cb,
+    const CalibFrame *f,
+    uintptr_t v,
+    int outer)
+{
+    NRE_callback copy;
+
+    (void) f;
+    if (!SafeRead(cb, v, &copy, sizeof(copy))
+	    || copy.data[0] != (outer ? (void *) CalibOuterCmd
+		    : (void *) CalibInnerCmd)
+	    || PTR2INT(copy.data[2]) != 1 || copy.procPtr == NULL) {
+	return 0;
+    }
+    if (known.dispatch == NULL) {
+	known.dispatch = copy.procPtr;
+    }
+    return copy.procPtr == known.dispatch;
+}
+
+static int
+FindSite(
+    Calib *cb,
+    const CalibFrame *fr,
+    int n)
+{
+    int i, j;
+    TpValueLoc root;
+
+    for (i = 0; i < n; i++) {
+	for (j = i + 1; j < n; j++) {
+	    if (fr[j].ip != fr[i].ip
+		    || !FindLoc(fr, n, i, j, RootMatch, cb, &root)) {
+		continue;
+	    }
+	    memset(&cb->site, 0, sizeof(cb->site));
+	    cb->site.ra = fr[i].ip;
+	    cb->site.root = root;
+	    if (!FindLoc(fr, n, i, j, CallbackAt, cb, &cb->site.cb)) {
+		cb->site.cb.kind = TP_LOC_NONE;
+	    }
+	    return 1;
+	}
+    }
+    return 0;
 }
 
 static int
@@ -2634,9 +2940,10 @@ CalibInnerCmd(
     Interp *iPtr = (Interp *) interp;
     CmdFrame *cf = iPtr->cmdFramePtr;
     NRE_callback *p;
+    CalibFrame fr[CALIB_FRAMES];
     unw_context_t uc;
     unw_cursor_t cur;
-    unw_word_t ip;
+    unw_word_t w;
     int i, n;
 
     (void) objc; (void) objv;
@@ -2663,37 +2970,31 @@ CalibInnerCmd(
      */
 
     p = TOP_CB(interp);
-    if (p && !p->data[0] && !p->data[1] && !p->data[2] && !p->data[3]) {
+    if (cb->api == API_EVALOBJEX && p && !p->data[0] && !p->data[1]
+	    && !p->data[2] && !p->data[3]) {
 	known.nrCommand = p->procPtr;
     }
     if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0) {
 	return TCL_OK;
     }
-    for (n = 0; n < 512 && cb->nTramp < 2 && unw_step(&cur) > 0; n++) {
-	if (unw_get_reg(&cur, UNW_REG_IP, &ip) == 0 && ip > cb->lo
-		&& ip <= cb->hi) {
-	    for (i = 0; i < NREGS; i++) {
-		unw_get_reg(&cur, calibRegs[i], &cb->regs[cb->nTramp][i]);
+    for (n = 0; n < CALIB_FRAMES; n++) {
+	if (unw_get_reg(&cur, UNW_REG_IP, &w) != 0 || w == 0) {
+	    break;
+	}
+	fr[n].ip = (uintptr_t) w;
+	fr[n].sp = (unw_get_reg(&cur, UNW_REG_SP, &w) == 0) ? (uintptr_t) w : 0;
+	for (i = 0; i < NREGS; i++) {
+	    if (unw_get_reg(&cur, calibRegs[i], &fr[n].regs[i]) != 0) {
+		fr[n].regs[i] = TP_ROOT_UNKNOWN;
 	    }
-	    cb->nTramp++;
+	}
+	if (fr[n].sp == 0 || (n > 0 && fr[n].sp <= fr[n - 1].sp)
+		|| unw_step(&cur) <= 0) {
+	    n++;
+	    break;
 	}
     }
-
-    /*
-     * The innermost trampoline is running the Dispatch callback that
-     * called us: the register that points at it, and its function.
-     */
-
-    for (i = 0; i < NREGS && cb->nTramp > 0 && cb->cbReg < 0; i++) {
-	NRE_callback copy;
-
-	if (SafeRead(cb, (uintptr_t) cb->regs[0][i], &copy, sizeof(copy))
-		&& copy.data[0] == (void *) CalibInnerCmd
-		&& PTR2INT(copy.data[2]) == objc && copy.data[3] == objv) {
-	    cb->cbReg = calibRegs[i];
-	    known.dispatch = copy.procPtr;
-	}
-    }
+    cb->found = FindSite(cb, fr, n);
     return TCL_OK;
 }
 
@@ -2844,10 +3145,16 @@ CalibOO(
     if (Tcl_GetCommandInfo(interp, script, &info)) {
 	known.framed[0] = info.objProc;
     }
-    snprintf(script, sizeof(script),
-	    "foreach c {a b c d} {catch {%s_$c destroy}}; catch {rename %s_p {}}",
-	    cmd, cmd);
-    (void) Tcl_EvalEx(interp, script, -1, TCL_EVAL_GLOBAL);
+    for (s = "abcd"; *s; s++) {
+	snprintf(script, sizeof(script), "%s_%c", cmd, *s);
+	if ((token = Tcl_FindCommand(interp, script, NULL,
+		TCL_GLOBAL_ONLY)) != NULL) {
+	    Tcl_DeleteCommandFromToken(interp, token);	/* Class: destroys
+							 * it. */
+	}
+    }
+    snprintf(script, sizeof(script), "%s_p", cmd);
+    Tcl_DeleteCommand(interp, script);
     Tcl_DeleteCommand(interp, cmd);
     Tcl_ResetResult(interp);
     cb->oPtr = NULL;
@@ -2856,17 +3163,111 @@ CalibOO(
 /*
  *----------------------------------------------------------------------
  *
- * TpInterpCalibrate --
+ * TpInterpFindTrampoline --
  *
- *	Finds the libunwind register number that holds rootPtr in
- *	TclNRRunCallbacks frames, and checks the TEBCdata layout that
- *	frames mode relies on. Not for the signal handler.
+ *	TclNRRunCallbacks' address range. Its address comes from the
+ *	internal stubs table, so a Tcl linked into an executable that
+ *	exports nothing is found too; its size from the dynamic symbol
+ *	table, else from the static one of the file holding it.
  *
  * Results:
- *	1 and *regOut on success; 0 and a reason (new Tcl_Obj) in *whyPtr.
+ *	1 and the range, or 0 if its size cannot be found.
  *
  * Side effects:
- *	Creates and deletes two commands; evaluates two tiny scripts.
+ *	May read the symbol table of the file holding libtcl.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpFindTrampoline(
+    uintptr_t *loPtr,
+    uintptr_t *hiPtr)
+{
+    void *addr = (void *) TclNRRunCallbacks;
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    TpModules mt;
+    uintptr_t off, start, size;
+    const char *name;
+    int m, ok = 0;
+
+    if (addr == NULL) {
+	return 0;
+    }
+    if (dladdr1(addr, &info, (void **) &sym, RTLD_DL_SYMENT) && sym != NULL
+	    && sym->st_size != 0 && info.dli_saddr == addr) {
+	*loPtr = (uintptr_t) addr;
+	*hiPtr = (uintptr_t) addr + sym->st_size;
+	return 1;
+    }
+    memset(&mt, 0, sizeof(mt));
+    if (TpModulesScan(&mt) == TCL_OK
+	    && (m = TpModulesFind(&mt, (uintptr_t) addr, &off)) >= 0
+	    && TpSymbolLookup(&mt.mods[m], off, &name, &start, &size)
+	    && start == off) {
+	*loPtr = (uintptr_t) addr;
+	*hiPtr = (uintptr_t) addr + size;
+	ok = 1;
+    }
+    TpModulesFree(&mt);
+    return ok;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpLocFormat --
+ *
+ *	Describes a location for [profiler status]: "r14", "sp+0x28".
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Writes buf.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpLocFormat(
+    const TpValueLoc *loc,
+    char *buf,
+    size_t size)
+{
+    static const char *const names[16] = {
+	NULL, NULL, NULL, "rbx", NULL, NULL, "rbp", NULL,
+	NULL, NULL, NULL, NULL, "r12", "r13", "r14", "r15"
+    };
+
+    if (loc->kind == TP_LOC_REG && loc->reg < 16 && names[loc->reg]) {
+	snprintf(buf, size, "%s", names[loc->reg]);
+    } else if (loc->kind == TP_LOC_STACK) {
+	snprintf(buf, size, "sp+0x%x", (unsigned) loc->off);
+    } else {
+	snprintf(buf, size, "none");
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpCalibrate --
+ *
+ *	Finds the trampolines of this libtcl and where each keeps its root
+ *	and callback (see the section header), and checks the TEBCdata
+ *	layout that frames mode relies on. Not for the signal handler.
+ *
+ * Results:
+ *	1 if at least the entries of Tcl_EvalObjv and Tcl_EvalObjEx were
+ *	found; 0 and a reason (new Tcl_Obj) in *whyPtr otherwise. The sites
+ *	found are in cfg either way.
+ *
+ * Side effects:
+ *	Fills cfg->sites, nSites and fnRoot (cfg->trampLo/Hi must be set).
+ *	Creates and deletes temporary commands; evaluates tiny scripts in a
+ *	namespace of its own, so the program's variables are untouched.
  *
  *----------------------------------------------------------------------
  */
@@ -2874,38 +3275,23 @@ CalibOO(
 int
 TpInterpCalibrate(
     Tcl_Interp *interp,
-    int *regOut,
-    int *cbRegOut,		/* Register holding the running callback, or
-				 * -1. */
+    TpUnwindConfig *cfg,
     Tcl_Obj **whyPtr)
 {
     Calib cb;
-    void *addr, *handle = NULL;
-    Dl_info info;
-    const ElfW(Sym) *sym = NULL;
     char outer[64], inner[64];
-    int i, found = -1, code;
-    const char *why = NULL;
+    int i, k, code, missing = 0;
+    Tcl_Obj *why = NULL;
+    Tcl_InterpState state;
 
     memset(&cb, 0, sizeof(cb));
-    cb.cbReg = -1;
+    cfg->nSites = 0;
+    memset(&cfg->fnRoot, 0, sizeof(cfg->fnRoot));
     if (pipe(cb.pipe) != 0) {
 	cb.pipe[0] = cb.pipe[1] = -1;
     }
     known.cmdNameType = Tcl_GetObjType("cmdName");
-    addr = dlsym(RTLD_DEFAULT, "TclNRRunCallbacks");
-    if (addr == NULL && dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)
-	    && info.dli_fname
-	    && (handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
-	addr = dlsym(handle, "TclNRRunCallbacks");
-    }
-    if (addr == NULL || !dladdr1(addr, &info, (void **) &sym, RTLD_DL_SYMENT)
-	    || sym == NULL || sym->st_size == 0) {
-	why = "cannot find TclNRRunCallbacks and its size in libtcl";
-	goto done;
-    }
-    cb.lo = (uintptr_t) addr;
-    cb.hi = cb.lo + sym->st_size;
+    state = Tcl_SaveInterpState(interp, TCL_OK);
     snprintf(outer, sizeof(outer), "::tclprof_calibOuter%p", (void *) &cb);
     snprintf(inner, sizeof(inner), "::tclprof_calibInner%p", (void *) &cb);
     cb.outerName = Tcl_NewStringObj(outer, -1);
@@ -2914,48 +3300,67 @@ TpInterpCalibrate(
     Tcl_IncrRefCount(cb.innerName);
     Tcl_CreateObjCommand(interp, outer, CalibOuterCmd, &cb, NULL);
     Tcl_CreateObjCommand(interp, inner, CalibInnerCmd, &cb, NULL);
-    code = Tcl_EvalObjEx(interp, cb.outerName, 0);
+    for (cb.api = 0; cb.api < API_COUNT; cb.api++) {
+	cb.depth = 0;
+	cb.found = 0;
+	code = CalibEnter(&cb, interp, cb.outerName);
+	if (code != TCL_OK || cb.depth != 2 || !cb.found
+		|| cb.roots[0] == cb.roots[1]) {
+	    if (cb.api == API_EVALOBJV || cb.api == API_EVALOBJEX) {
+		if (why == NULL) {
+		    why = Tcl_NewObj();
+		}
+		Tcl_AppendPrintfToObj(why, "%sno trampoline found for %s",
+			missing++ ? "; " : "", apiNames[cb.api]);
+	    }
+	    continue;
+	}
+	for (k = 0; k < cfg->nSites && cfg->sites[k].ra != cb.site.ra; k++) {
+	}
+	if (k == cfg->nSites && k < TP_MAX_SITES) {
+	    cfg->sites[cfg->nSites++] = cb.site;
+	}
+    }
     Tcl_DeleteCommand(interp, outer);
     Tcl_DeleteCommand(interp, inner);
     Tcl_DecrRefCount(cb.outerName);
     Tcl_DecrRefCount(cb.innerName);
-    Tcl_ResetResult(interp);
-    if (code != TCL_OK || cb.depth != 2) {
-	why = "calibration script failed";
-    } else if (cb.nTramp < 2) {
-	why = "libunwind found fewer than two TclNRRunCallbacks frames";
-    } else if (cb.roots[0] == cb.roots[1]) {
-	why = "the two nested NRE roots are equal";
-    } else if (!cb.tebcOk) {
-	why = "TEBCdata layout check failed (is this Tcl 8.6.13-compatible?)";
-    } else {
-	for (i = 0; i < NREGS && found < 0; i++) {
-	    if (cb.regs[0][i] == cb.roots[1] && cb.regs[1][i] == cb.roots[0]) {
-		found = calibRegs[i];
-	    }
+
+    /*
+     * Sorted by return address for TpTrampFind; TclNRRunCallbacks' own
+     * site also gives the location of the root in any frame of it.
+     */
+
+    for (i = 1; i < cfg->nSites; i++) {
+	TpTrampSite t = cfg->sites[i];
+
+	for (k = i; k > 0 && cfg->sites[k - 1].ra > t.ra; k--) {
+	    cfg->sites[k] = cfg->sites[k - 1];
 	}
-	if (found < 0) {
-	    why = "no callee-saved register holds the NRE root";
+	cfg->sites[k] = t;
+    }
+    for (i = 0; i < cfg->nSites; i++) {
+	if (cfg->sites[i].ra > cfg->trampLo
+		&& cfg->sites[i].ra <= cfg->trampHi) {
+	    cfg->fnRoot = cfg->sites[i].root;
 	}
     }
-    if (why == NULL && cb.cbReg >= 0 && known.nrCommand != NULL) {
+    if (why == NULL && !cb.tebcOk) {
+	why = Tcl_NewStringObj("TEBCdata layout check failed"
+		" (is this Tcl 8.6.10-compatible?)", -1);
+    }
+    if (why == NULL && known.dispatch != NULL && known.nrCommand != NULL) {
 	CalibOO(interp, &cb);
     }
-  done:
+    Tcl_RestoreInterpState(interp, state);
     if (cb.pipe[0] >= 0) {
 	close(cb.pipe[0]);
 	close(cb.pipe[1]);
     }
-    *cbRegOut = (why == NULL && known.nrCommand && known.tebcResume
-	    && known.cmdNameType) ? cb.cbReg : -1;
-    if (handle) {
-	dlclose(handle);
-    }
     if (why) {
-	*whyPtr = Tcl_NewStringObj(why, -1);
+	*whyPtr = why;
 	return 0;
     }
-    *regOut = found;
     return 1;
 }
 

@@ -45,10 +45,6 @@ struct TpSession {
 				 * thread writes, under lock), or 0. */
     uint64_t elapsedNs;		/* Sum of finished runs since reset. */
     uint64_t droppedBase;	/* Drops of finished rings since reset. */
-    int calibrated;		/* Frames-mode calibration was tried... */
-    int rootReg;		/* ... and found this register (-1: not), */
-    int cbReg;			/* and this one for the running callback. */
-    char calibWhy[200];		/* ... or failed for this reason. */
     pid_t pid;			/* Process the run started in. */
     pthread_t thread;		/* Thread the run samples (interp's). */
     Tcl_AsyncHandler forkAsync;	/* Restarts a run in a forked child. */
@@ -62,9 +58,14 @@ struct TpSession {
 static struct {
     pthread_mutex_t lock;	/* Guards active and the signal install. */
     TpSession *active;		/* The running session, or NULL. */
-    uintptr_t trampLo, trampHi;	/* TclNRRunCallbacks, found once. */
     int unwindReady;		/* TpUnwindInit done. */
-} tpProcess = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 };
+    int calibrated;		/* The trampolines were looked for once... */
+    int calibOk;		/* ... every entry API's was found, */
+    char calibWhy[300];		/* or not, for this reason; */
+    TpUnwindConfig tramps;	/* what was found (trampLo/Hi, sites,
+				 * fnRoot); copied into each run's
+				 * configuration. */
+} tpProcess = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, "", {0} };
 
 static const char *const modeNames[] = {"none", "frames", "trace", NULL};
 static const char *const clockNames[] = {"wall", "cpu", NULL};
@@ -141,8 +142,6 @@ GetSession(
 	s->interp = interp;
 	pthread_mutex_init(&s->lock, NULL);
 	TpOptionsDefault(&s->opts);
-	s->rootReg = -1;
-	s->cbReg = -1;
 	s->forkAsync = Tcl_AsyncCreate(ForkAsyncProc, s);
 	Tcl_SetAssocData(interp, TP_ASSOC_KEY, SessionDelete, s);
     }
@@ -192,14 +191,13 @@ SessionDelete(
  *
  * FindTrampoline --
  *
- *	Finds TclNRRunCallbacks' address range: exported, so dlsym finds
- *	it, and dladdr1's symbol entry gives its size.
+ *	Finds TclNRRunCallbacks' address range, once per process.
  *
  * Results:
  *	TCL_OK, or TCL_ERROR with a reason in *errPtr.
  *
  * Side effects:
- *	Sets tpProcess.trampLo/Hi.
+ *	Sets tpProcess.tramps.trampLo/Hi.
  *
  *----------------------------------------------------------------------
  */
@@ -208,22 +206,15 @@ static int
 FindTrampoline(
     Tcl_Obj **errPtr)
 {
-    void *addr;
-    Dl_info info;
-    const ElfW(Sym) *sym = NULL;
-
-    if (tpProcess.trampLo != 0) {
+    if (tpProcess.tramps.trampLo != 0) {
 	return TCL_OK;
     }
-    addr = dlsym(RTLD_DEFAULT, "TclNRRunCallbacks");
-    if (addr == NULL || dladdr1(addr, &info, (void **) &sym,
-	    RTLD_DL_SYMENT) == 0 || sym == NULL || sym->st_size == 0) {
+    if (!TpInterpFindTrampoline(&tpProcess.tramps.trampLo,
+	    &tpProcess.tramps.trampHi)) {
 	*errPtr = Tcl_NewStringObj(
 		"cannot find TclNRRunCallbacks in the loaded Tcl library", -1);
 	return TCL_ERROR;
     }
-    tpProcess.trampLo = (uintptr_t) addr;
-    tpProcess.trampHi = (uintptr_t) addr + sym->st_size;
     return TCL_OK;
 }
 
@@ -282,18 +273,18 @@ TpSessionStart(
 
     mode = o->mode;
     why = TpInterpCheck();
-    if (why == NULL && !s->calibrated) {
+    if (why == NULL && !tpProcess.calibrated) {
 	Tcl_Obj *calibErr = NULL;
 
-	s->calibrated = 1;
-	if (!TpInterpCalibrate(interp, &s->rootReg, &s->cbReg, &calibErr)) {
-	    s->rootReg = -1;
-	    s->cbReg = -1;
-	    snprintf(s->calibWhy, sizeof(s->calibWhy), "%s",
+	tpProcess.calibrated = 1;
+	tpProcess.calibOk = TpInterpCalibrate(interp, &tpProcess.tramps,
+		&calibErr);
+	if (!tpProcess.calibOk) {
+	    snprintf(tpProcess.calibWhy, sizeof(tpProcess.calibWhy), "%s",
 		    calibErr ? Tcl_GetString(calibErr) : "calibration failed");
-	    if (calibErr) {
-		Tcl_DecrRefCount(calibErr);
-	    }
+	}
+	if (calibErr) {
+	    Tcl_DecrRefCount(calibErr);
 	}
     }
     if (mode == TP_MODE_FRAMES && why != NULL) {
@@ -315,11 +306,11 @@ TpSessionStart(
 	    mode = TP_MODE_TRACE;
 	    snprintf(s->modeReason, sizeof(s->modeReason),
 		    "default: frames mode unavailable (%s), trace mode used", why);
-	} else if (s->rootReg < 0) {
+	} else if (!tpProcess.calibOk) {
 	    mode = TP_MODE_TRACE;
 	    snprintf(s->modeReason, sizeof(s->modeReason),
-		    "default: frames mode could not calibrate its root register"
-		    " (%s), trace mode used", s->calibWhy);
+		    "default: frames mode could not find the trampolines"
+		    " (%s), trace mode used", tpProcess.calibWhy);
 	} else {
 	    mode = TP_MODE_FRAMES;
 	    snprintf(s->modeReason, sizeof(s->modeReason),
@@ -327,12 +318,12 @@ TpSessionStart(
 	}
     } else {
 	snprintf(s->modeReason, sizeof(s->modeReason), "requested");
-	if (mode == TP_MODE_FRAMES && s->rootReg < 0) {
+	if (mode == TP_MODE_FRAMES && !tpProcess.calibOk) {
 	    size_t len = strlen(s->modeReason);
 
 	    snprintf(s->modeReason + len, sizeof(s->modeReason) - len,
-		    "; root register not calibrated (%s): Tcl frames of nested"
-		    " C->Tcl entries may be misplaced", s->calibWhy);
+		    "; trampolines not all found (%s): Tcl frames of nested"
+		    " C->Tcl entries may be misplaced", tpProcess.calibWhy);
 	}
     }
 
@@ -365,10 +356,14 @@ TpSessionStart(
 
     s->opts = *o;
     s->mode = mode;
-    s->unwind.trampLo = tpProcess.trampLo;
-    s->unwind.trampHi = tpProcess.trampHi;
-    s->unwind.rootReg = s->rootReg;
-    s->unwind.cbReg = (mode == TP_MODE_FRAMES) ? s->cbReg : -1;
+    s->unwind = tpProcess.tramps;
+    if (mode != TP_MODE_FRAMES) {
+	int i;
+
+	for (i = 0; i < s->unwind.nSites; i++) {
+	    s->unwind.sites[i].cb.kind = TP_LOC_NONE;
+	}
+    }
     s->unwind.wantTrampRegs = mode != TP_MODE_NONE;
     s->unwind.unwinder = o->unwinder;
     s->unwind.stackHi = TpCfiStackTop();
@@ -377,7 +372,7 @@ TpSessionStart(
     }
     s->trace = NULL;
     if (mode == TP_MODE_TRACE) {
-	s->trace = TpTraceStart(interp, tpProcess.trampLo, tpProcess.trampHi);
+	s->trace = TpTraceStart(interp, &s->unwind);
 	if (s->trace == NULL) {
 	    err = Tcl_NewStringObj("cannot install the trace: calibration of "
 		    "the stack anchor failed", -1);
@@ -766,8 +761,31 @@ TpSessionStatus(
     PUT("handlerNsMean", Tcl_NewWideIntObj((Tcl_WideInt)
 	    (samples ? hSum / samples : 0)));
     PUT("elapsedUs", Tcl_NewWideIntObj((Tcl_WideInt) (elapsed / 1000)));
-    PUT("rootRegister", Tcl_NewIntObj(s->rootReg));
-    PUT("callbackRegister", Tcl_NewIntObj(s->cbReg));
+    {
+	Tcl_Obj *sites = Tcl_NewObj();
+	const TpUnwindConfig *u = &tpProcess.tramps;
+	char root[32], cb[32];
+	int i;
+
+	for (i = 0; i < u->nSites; i++) {
+	    Dl_info info;
+	    uintptr_t ra = u->sites[i].ra;
+
+	    TpLocFormat(&u->sites[i].root, root, sizeof(root));
+	    TpLocFormat(&u->sites[i].cb, cb, sizeof(cb));
+	    if (ra > u->trampLo && ra <= u->trampHi) {
+		info.dli_sname = "TclNRRunCallbacks";
+		info.dli_saddr = (void *) u->trampLo;
+	    } else if (!dladdr((void *) ra, &info) || info.dli_sname == NULL) {
+		info.dli_sname = "?";
+		info.dli_saddr = (void *) ra;
+	    }
+	    Tcl_ListObjAppendElement(NULL, sites, Tcl_ObjPrintf(
+		    "%s+0x%lx root %s callback %s", info.dli_sname,
+		    (unsigned long) (ra - (uintptr_t) info.dli_saddr), root, cb));
+	}
+	PUT("trampolines", sites);
+    }
 #undef PUT
     return d;
 }

@@ -143,12 +143,21 @@ typedef struct TpTclRaw {
 
 typedef struct TpTramp {
     uint32_t index;		/* Index in pc[] (0 = leaf). */
-    uint32_t spare;
+    uint32_t spare;		/* TP_TRAMP_SURE: read at a calibrated
+				 * callback call, where root and cb are
+				 * live by construction. */
     uintptr_t sp;		/* Stack pointer of that frame. */
-    uintptr_t root;		/* Calibrated register's value there. */
-    uintptr_t cb;		/* The NRE callback it is running (another
-				 * calibrated register), 0 if unknown. */
+    uintptr_t root;		/* Its rootPtr as read at the calibrated
+				 * location, or TP_ROOT_UNKNOWN. Not proven:
+				 * interp.c dereferences a root only after
+				 * meeting it in the callback list. */
+    uintptr_t cb;		/* The NRE callback it is running, 0 if
+				 * unknown; read only at a calibrated call
+				 * of a callback, where it is live. */
 } TpTramp;
+
+#define TP_ROOT_UNKNOWN	((uintptr_t) 1)
+#define TP_TRAMP_SURE	1u	/* Never a callback's address. */
 
 /*
  * Slot header. The arrays follow it in the slot; their capacities are the
@@ -297,16 +306,87 @@ typedef enum TpUnwinder {
     TP_UNWIND_CHECK = 2		/* Both, compared (tests; slow). */
 } TpUnwinder;
 
+/*
+ * Trampolines. Every C->Tcl entry runs the NRE callbacks in a loop, the
+ * trampoline, that keeps rootPtr (TOP_CB when the entry began) and the
+ * callback being run somewhere in its frame. That loop is the function
+ * TclNRRunCallbacks, but a compiler may copy it into its callers in
+ * tclBasic.c (clang -O2 inlines it into Tcl_EvalObjv, TclEvalObjEx,
+ * Tcl_NRCallObjProc): a trampoline frame is then the caller's. Where a
+ * copy keeps the two values depends on the compiler and its options (a
+ * callee-saved register at -O2, a stack slot at -O0), so calibration
+ * finds each copy by the return address of its callback call, and for
+ * each the location of both values (TpValueLoc).
+ */
+
+enum {
+    TP_LOC_NONE = 0,		/* Not known: the value is not read. */
+    TP_LOC_REG,			/* In callee-saved register `reg`. */
+    TP_LOC_STACK		/* At the frame's SP + off. */
+};
+
+typedef struct TpValueLoc {
+    uint8_t kind;		/* TP_LOC_*. */
+    uint8_t reg;		/* DWARF number (3 rbx, 6 rbp, 12-15). */
+    uint16_t off;		/* Bytes above the frame's stack pointer. */
+} TpValueLoc;
+
+#define TP_MAX_SITES	16
+
+typedef struct TpTrampSite {
+    uintptr_t ra;		/* Return address of the callback call. */
+    TpValueLoc root;			/* Where rootPtr is at that call... */
+    TpValueLoc cb;			/* ... and the callback being run. */
+} TpTrampSite;
+
 typedef struct TpUnwindConfig {
-    uintptr_t trampLo, trampHi;	/* [start, end) of TclNRRunCallbacks. */
-    int rootReg;		/* libunwind register number holding the NRE
-				 * root in trampoline frames, or -1. */
-    int cbReg;			/* Register holding the callback being run
-				 * in trampoline frames, or -1. */
+    uintptr_t trampLo, trampHi;	/* [start, end) of TclNRRunCallbacks: any
+				 * frame there is a trampoline. */
+    TpValueLoc fnRoot;		/* rootPtr's location in that function (the
+				 * interrupted frame's value is trusted
+				 * only after interp.c finds it in the
+				 * callback list). */
+    TpTrampSite sites[TP_MAX_SITES];	/* Callback calls of every copy of
+				 * the loop found by calibration, sorted
+				 * by ra. */
+    int nSites;
     int wantTrampRegs;		/* Mode needs SP/root of every trampoline. */
     TpUnwinder unwinder;
     uintptr_t stackHi;		/* Top of the sampled thread's stack. */
 } TpUnwindConfig;
+
+/*
+ * TpTrampFind --
+ *
+ *	Whether the frame at depth n (0: the interrupted one) whose pc is
+ *	given is a trampoline. Returns the site matched (its locations of
+ *	root and callback are trusted), or TP_TRAMP_FN for a frame in
+ *	TclNRRunCallbacks at no known call (root from fnRoot, callback
+ *	unknown), or NULL. Signal-safe.
+ */
+
+#define TP_TRAMP_FN	((const TpTrampSite *) 1)
+
+static inline const TpTrampSite *
+TpTrampFind(const TpUnwindConfig *cfg, uintptr_t pc, int n)
+{
+    int lo = 0, hi = cfg->nSites;
+
+    if (n > 0) {
+	while (lo < hi) {
+	    int mid = (lo + hi) / 2;
+
+	    if (cfg->sites[mid].ra == pc) {
+		return &cfg->sites[mid];
+	    } else if (cfg->sites[mid].ra < pc) {
+		lo = mid + 1;
+	    } else {
+		hi = mid;
+	    }
+	}
+    }
+    return (pc >= cfg->trampLo && pc < cfg->trampHi) ? TP_TRAMP_FN : NULL;
+}
 
 MODULE_SCOPE int	TpUnwindInit(void);
 MODULE_SCOPE void	TpUnwindWarm(void);
@@ -335,8 +415,11 @@ MODULE_SCOPE const char *TpInterpCheck(void);	/* NULL if frames mode can run
 						 * on this Tcl, else why not. */
 MODULE_SCOPE void	TpInterpCapture(Tcl_Interp *interp, const TpRing *ring,
 			    TpSlot *slot);	/* Signal-safe. */
-MODULE_SCOPE int	TpInterpCalibrate(Tcl_Interp *interp, int *regOut,
-			    int *cbRegOut, Tcl_Obj **whyPtr);
+MODULE_SCOPE int	TpInterpCalibrate(Tcl_Interp *interp,
+			    TpUnwindConfig *cfg, Tcl_Obj **whyPtr);
+MODULE_SCOPE int	TpInterpFindTrampoline(uintptr_t *loPtr,
+			    uintptr_t *hiPtr);
+MODULE_SCOPE void	TpLocFormat(const TpValueLoc *loc, char *buf, size_t size);
 MODULE_SCOPE uintptr_t	TpInterpCurrentRoot(Tcl_Interp *interp);
 MODULE_SCOPE int	TpInterpNumLevels(Tcl_Interp *interp);
 MODULE_SCOPE void *	TpInterpCoroutine(Tcl_Interp *interp, int *baseLevel);
@@ -387,8 +470,8 @@ MODULE_SCOPE int	TpInterpTraceInProgress(Tcl_Interp *interp);
 						 * execution trace. */
 
 /* trace.c */
-MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp, uintptr_t trampLo,
-			    uintptr_t trampHi);
+MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp,
+			    const TpUnwindConfig *cfg);
 MODULE_SCOPE void	TpTraceStop(TpTraceState *ts, TpProfile *p);
 MODULE_SCOPE void	TpTraceCapture(TpTraceState *ts, Tcl_Interp *interp,
 			    const TpRing *ring, TpSlot *slot);	/* Signal-safe. */

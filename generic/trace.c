@@ -214,7 +214,7 @@ struct TpTraceState {
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
     uintptr_t calFrame;		/* Calibration: frame address seen. */
-    uintptr_t trampLo, trampHi;	/* TclNRRunCallbacks, for calibration. */
+    const TpUnwindConfig *cfg;	/* The trampolines, for calibration. */
 };
 
 static Tcl_CmdObjTraceProc TraceProc;
@@ -1173,7 +1173,7 @@ CalibrateCmd(
     }
     do {
 	unw_get_reg(&cursor, UNW_REG_IP, &ip);
-	if (ip >= ts->trampLo && ip < ts->trampHi) {
+	if (TpTrampFind(ts->cfg, (uintptr_t) ip, n) != NULL) {
 	    unw_get_reg(&cursor, UNW_REG_SP, &sp);
 	    ts->spDelta = (uintptr_t) sp - ts->calFrame;
 	    ts->calibrated = 1;
@@ -1203,8 +1203,8 @@ CalibrateCmd(
 TpTraceState *
 TpTraceStart(
     Tcl_Interp *interp,
-    uintptr_t trampLo,
-    uintptr_t trampHi)
+    const TpUnwindConfig *cfg)	/* Trampolines; kept while the trace
+				 * lives. */
 {
     TpTraceState *ts = calloc(1, sizeof(TpTraceState));
     Tcl_CmdInfo info;
@@ -1215,8 +1215,7 @@ TpTraceStart(
     }
     ts->interp = interp;
     ts->pending = 1;
-    ts->trampLo = trampLo;
-    ts->trampHi = trampHi;
+    ts->cfg = cfg;
     ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));
     for (i = 0; i < TP_TRACE_COROS; i++) {
 	ts->coros[i].e = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));

@@ -10,12 +10,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 glob=${1:-*}
 scale=${2:-1.0}
-gcc -O2 -g -Wall -shared -fPIC -DUSE_TCL_STUBS -I/usr/include/tcl8.6 \
-    "$here/pext.c" -o "$here/libpext.so" -ltclstub8.6
+# TCLSH, TCL_CFLAGS, TCL_STUB_LIB: the Tcl to run against (make probe
+# sets them from tclConfig.sh; the defaults are Debian's tcl8.6-dev).
+tclsh=${TCLSH:-tclsh8.6}
+gcc -O2 -g -Wall -shared -fPIC -DUSE_TCL_STUBS ${TCL_CFLAGS:--I/usr/include/tcl8.6} \
+    "$here/pext.c" -o "$here/libpext.so" ${TCL_STUB_LIB:--ltclstub8.6}
 for mode in frames trace; do
     for interval in 1000 200; do
-	TCLLIBPATH=$top tclsh8.6 "$here/harness.tcl" $mode $interval "$glob" $scale \
+	TCLLIBPATH=$top "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale \
 	| if [ -n "$PROBE_ALL" ]; then cat; else awk '/^(PASS)/{p=0} /^(FAIL|FEW|ERR)/{p=1} p'; fi
-	TCLLIBPATH=$top tclsh8.6 "$here/window.tcl" $mode $interval
+	TCLLIBPATH=$top "$tclsh" "$here/window.tcl" $mode $interval
     done
 done

@@ -1245,6 +1245,48 @@ FindRow(
 /*
  *----------------------------------------------------------------------
  *
+ * ReadLoc --
+ *
+ *	The value a trampoline frame keeps at a calibrated location: one of
+ *	the frame's callee-saved registers as unwound so far, or a word of
+ *	its stack, read only inside [lo, hi).
+ *
+ * Results:
+ *	The value, or TP_ROOT_UNKNOWN (location unknown or outside the
+ *	stack).
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uintptr_t
+ReadLoc(
+    const TpValueLoc *loc,
+    const uintptr_t *regs,	/* The frame's rbx, rbp, r12-r15. */
+    uintptr_t sp,		/* The frame's stack pointer. */
+    uintptr_t lo,		/* Readable stack: [lo, hi). */
+    uintptr_t hi)
+{
+    int i;
+
+    if (loc->kind == TP_LOC_REG) {
+	i = SavedIndex(loc->reg);
+	return i >= 0 ? regs[i] : TP_ROOT_UNKNOWN;
+    }
+    if (loc->kind == TP_LOC_STACK && sp + loc->off >= lo
+	    && sp + loc->off + 8 <= hi && ((sp + loc->off) & 7) == 0) {
+	return *(const uintptr_t *) (sp + loc->off);
+    }
+    return TP_ROOT_UNKNOWN;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpCfiUnwind --
  *
  *	Unwinds the interrupted thread from the signal's ucontext with the
@@ -1278,7 +1320,7 @@ TpCfiUnwind(
     TpTramp *tramps = TpSlotTramps(ring, slot);
     uintptr_t ip, sp, lo, hi = cfg->stackHi;
     uintptr_t regs[TP_CFI_NSAVED];
-    int n = 0, nTramp = 0, hint = -1, i, rootIdx, cbIdx;
+    int n = 0, nTramp = 0, hint = -1, i;
 
     if (hi == 0) {
 	return -1;
@@ -1291,13 +1333,12 @@ TpCfiUnwind(
     regs[3] = (uintptr_t) uc->uc_mcontext.gregs[REG_R13];
     regs[4] = (uintptr_t) uc->uc_mcontext.gregs[REG_R14];
     regs[5] = (uintptr_t) uc->uc_mcontext.gregs[REG_R15];
-    rootIdx = cfg->rootReg >= 0 ? SavedIndex((uint64_t) cfg->rootReg) : -1;
-    cbIdx = cfg->cbReg >= 0 ? SavedIndex((uint64_t) cfg->cbReg) : -1;
     if (sp >= hi || sp < 4096) {
 	return -1;
     }
     while (1) {
 	const TpCfiRow *row;
+	const TpTrampSite *site;
 	uintptr_t cfa, ra, raAddr;
 	uintptr_t next[TP_CFI_NSAVED];
 
@@ -1306,12 +1347,19 @@ TpCfiUnwind(
 	    break;
 	}
 	pcs[n] = ip;
-	if (ip >= cfg->trampLo && ip < cfg->trampHi) {
+	site = TpTrampFind(cfg, ip, n);
+	if (site != NULL) {
 	    if (nTramp < TP_MAX_TRAMP) {
 		tramps[nTramp].index = (uint32_t) n;
+		tramps[nTramp].spare = site != TP_TRAMP_FN ? TP_TRAMP_SURE : 0;
 		tramps[nTramp].sp = sp;
-		tramps[nTramp].root = rootIdx >= 0 ? regs[rootIdx] : 0;
-		tramps[nTramp].cb = (cbIdx >= 0 && n > 0) ? regs[cbIdx] : 0;
+		tramps[nTramp].root = ReadLoc(site == TP_TRAMP_FN
+			? &cfg->fnRoot : &site->root, regs, sp, lo, hi);
+		tramps[nTramp].cb = site == TP_TRAMP_FN ? 0
+			: ReadLoc(&site->cb, regs, sp, lo, hi);
+		if (tramps[nTramp].cb == TP_ROOT_UNKNOWN) {
+		    tramps[nTramp].cb = 0;
+		}
 	    }
 	    nTramp++;
 	}

@@ -210,8 +210,8 @@ CheckUnwind(
     for (i = 0; same && i < nTramp; i++) {
 	same = tramps[i].index == slotTramps[i].index
 		&& tramps[i].sp == slotTramps[i].sp
-		&& (cfg->rootReg < 0 || tramps[i].root == slotTramps[i].root)
-		&& (cfg->cbReg < 0 || tramps[i].cb == slotTramps[i].cb);
+		&& tramps[i].root == slotTramps[i].root
+		&& tramps[i].cb == slotTramps[i].cb;
     }
     if (!same) {
 	slot->flags |= TP_SLOT_UNWCHECK;
@@ -249,7 +249,7 @@ LibunwindUnwind(
     TpTramp *tramps = TpSlotTramps(ring, slot);
     ucontext_t *uc = ucontext;
     uintptr_t ip = (uintptr_t) uc->uc_mcontext.gregs[REG_RIP];
-    int n, i, skip = -1, nTramp = 0;
+    int n, i, skip = -1, nTramp = 0, wantCb = 0;
 
     n = unw_backtrace((void **) pcs, (int) ring->maxPc);
     for (i = 0; i < n && i < TP_SKIP_SEARCH; i++) {
@@ -276,18 +276,23 @@ LibunwindUnwind(
     n -= skip;
     memmove(pcs, pcs + skip, sizeof(uintptr_t) * (size_t) n);
     for (i = 0; i < n; i++) {
-	if (pcs[i] >= cfg->trampLo && pcs[i] < cfg->trampHi) {
+	const TpTrampSite *site = TpTrampFind(cfg, pcs[i], i);
+
+	if (site != NULL) {
 	    if (nTramp < TP_MAX_TRAMP) {
 		tramps[nTramp].index = (uint32_t) i;
+		tramps[nTramp].spare = 0;
 		tramps[nTramp].sp = 0;
-		tramps[nTramp].root = 0;
+		tramps[nTramp].root = TP_ROOT_UNKNOWN;
 		tramps[nTramp].cb = 0;
+	    }
+	    if (site != TP_TRAMP_FN && site->cb.kind != TP_LOC_NONE) {
+		wantCb = 1;
 	    }
 	    nTramp++;
 	}
     }
-    if (cfg->wantTrampRegs && (nTramp > 1 || (nTramp == 1
-	    && cfg->cbReg >= 0 && tramps[0].index > 0))) {
+    if (cfg->wantTrampRegs && (nTramp > 1 || (nTramp == 1 && wantCb))) {
 	/*
 	 * Frames mode reads the callback each trampoline runs even when
 	 * there is only one.
@@ -307,6 +312,47 @@ LibunwindUnwind(
     }
     slot->nPc = (uint16_t) n;
     slot->nTramp = (uint16_t) (nTramp > TP_MAX_TRAMP ? TP_MAX_TRAMP : nTramp);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CursorLoc --
+ *
+ *	cfi.c's ReadLoc for a libunwind cursor: a trampoline frame's value
+ *	at a calibrated location.
+ *
+ * Results:
+ *	The value, or TP_ROOT_UNKNOWN.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe (stack reads checked against [lo, hi)).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uintptr_t
+CursorLoc(
+    unw_cursor_t *cursor,
+    const TpValueLoc *loc,
+    uintptr_t sp,		/* The frame's stack pointer, 0 if unknown. */
+    uintptr_t lo,		/* Readable stack: [lo, hi). */
+    uintptr_t hi)
+{
+    unw_word_t reg;
+
+    if (loc->kind == TP_LOC_REG) {
+	return unw_get_reg(cursor, loc->reg, &reg) == 0
+		? (uintptr_t) reg : TP_ROOT_UNKNOWN;
+    }
+    if (loc->kind == TP_LOC_STACK && sp != 0 && hi != 0
+	    && sp + loc->off >= lo && sp + loc->off + 8 <= hi
+	    && ((sp + loc->off) & 7) == 0) {
+	return *(const uintptr_t *) (sp + loc->off);
+    }
+    return TP_ROOT_UNKNOWN;
 }
 
 /*
@@ -346,8 +392,11 @@ CursorUnwind(
 {
     uintptr_t *pcs = TpSlotPcs(ring, slot);
     TpTramp *tramps = TpSlotTramps(ring, slot);
+    const ucontext_t *uc = ucontext;
+    uintptr_t lo = (uintptr_t) uc->uc_mcontext.gregs[REG_RSP];
+    const TpTrampSite *site;
     unw_cursor_t cursor;
-    unw_word_t ip, sp, reg;
+    unw_word_t ip, sp;
     int n = 0, nTramp = 0, r = 0, i, stopAfter = -1, agree = 1;
 
     /*
@@ -355,7 +404,7 @@ CursorUnwind(
      */
 
     for (i = 0; i < known; i++) {
-	if (pcs[i] >= cfg->trampLo && pcs[i] < cfg->trampHi) {
+	if (TpTrampFind(cfg, pcs[i], i) != NULL) {
 	    stopAfter = i;
 	}
     }
@@ -375,21 +424,21 @@ CursorUnwind(
 	    agree = 0;
 	}
 	pcs[n] = (uintptr_t) ip;
-	if (ip >= cfg->trampLo && ip < cfg->trampHi && nTramp < TP_MAX_TRAMP) {
+	site = TpTrampFind(cfg, (uintptr_t) ip, n);
+	if (site != NULL && nTramp < TP_MAX_TRAMP) {
 	    tramps[nTramp].index = (uint32_t) n;
+	    tramps[nTramp].spare = site != TP_TRAMP_FN ? TP_TRAMP_SURE : 0;
 	    tramps[nTramp].sp = 0;
-	    tramps[nTramp].root = 0;
-	    tramps[nTramp].cb = 0;
 	    if (unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0) {
 		tramps[nTramp].sp = (uintptr_t) sp;
 	    }
-	    if (cfg->rootReg >= 0
-		    && unw_get_reg(&cursor, cfg->rootReg, &reg) == 0) {
-		tramps[nTramp].root = (uintptr_t) reg;
-	    }
-	    if (cfg->cbReg >= 0 && n > 0
-		    && unw_get_reg(&cursor, cfg->cbReg, &reg) == 0) {
-		tramps[nTramp].cb = (uintptr_t) reg;
+	    tramps[nTramp].root = CursorLoc(&cursor, site == TP_TRAMP_FN
+		    ? &cfg->fnRoot : &site->root, tramps[nTramp].sp, lo,
+		    cfg->stackHi);
+	    tramps[nTramp].cb = site == TP_TRAMP_FN ? 0 : CursorLoc(&cursor,
+		    &site->cb, tramps[nTramp].sp, lo, cfg->stackHi);
+	    if (tramps[nTramp].cb == TP_ROOT_UNKNOWN) {
+		tramps[nTramp].cb = 0;
 	    }
 	    nTramp++;
 	}

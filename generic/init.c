@@ -63,6 +63,12 @@ Tclprof_Init(
 	TpSymbolSetArchive("libtcl8.6.so", TCLPROF_STATIC_TCL);
     }
 #endif
+    {
+	uintptr_t lo, hi;
+
+	TpInterpTclCode(&lo, &hi);
+	TpSymbolSetTclRange(lo, hi);
+    }
     return Tcl_PkgProvideEx(interp, "tclprof", TCLPROF_VERSION, NULL);
 }
 

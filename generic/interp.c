@@ -3217,6 +3217,96 @@ TpInterpFindTrampoline(
 /*
  *----------------------------------------------------------------------
  *
+ * TpInterpTclCode --
+ *
+ *	Where libtcl's code lies when it is linked into another object (a
+ *	static tclsh, an application embedding Tcl): from the lowest to the
+ *	end of the highest function of its stub tables, which hold every
+ *	public and internal entry point. A linker places an archive's
+ *	objects together, apart from the application's own.
+ *
+ * Results:
+ *	*loPtr and *hiPtr, absolute; both 0 when libtcl is a library of its
+ *	own (its module is then internal as a whole).
+ *
+ * Side effects:
+ *	May read the symbol table of the executable.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+StubRange(
+    const void *table,
+    size_t size,
+    const void *base,		/* Load address of libtcl's object. */
+    uintptr_t *lo,
+    uintptr_t *hi)
+{
+    const char *p = (const char *) table + 2 * sizeof(void *);
+    Dl_info info;
+    uintptr_t f;
+
+    if (table == NULL) {
+	return;
+    }
+    for (; p + sizeof(void *) <= (const char *) table + size;
+	    p += sizeof(void *)) {
+	memcpy(&f, p, sizeof(f));
+	if (f == 0 || !dladdr((void *) f, &info) || info.dli_fbase != base) {
+	    continue;
+	}
+	*lo = (*lo == 0 || f < *lo) ? f : *lo;
+	*hi = f > *hi ? f : *hi;
+    }
+}
+
+void
+TpInterpTclCode(
+    uintptr_t *loPtr,
+    uintptr_t *hiPtr)
+{
+    Dl_info info;
+    const char *base;
+    uintptr_t lo = 0, hi = 0, off, start, size;
+    const char *name;
+    TpModules mt;
+    int m;
+
+    *loPtr = *hiPtr = 0;
+    if (!dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)
+	    || info.dli_fname == NULL) {
+	return;
+    }
+    base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    if (strncmp(base, "libtcl", 6) == 0 && base[6] >= '0' && base[6] <= '9') {
+	return;
+    }
+    StubRange(tclStubsPtr, sizeof(*tclStubsPtr), info.dli_fbase, &lo, &hi);
+    StubRange(tclIntStubsPtr, sizeof(*tclIntStubsPtr), info.dli_fbase, &lo,
+	    &hi);
+    StubRange(tclIntPlatStubsPtr, sizeof(*tclIntPlatStubsPtr),
+	    info.dli_fbase, &lo, &hi);
+    if (lo == 0) {
+	return;
+    }
+    memset(&mt, 0, sizeof(mt));
+    if (TpModulesScan(&mt) == TCL_OK
+	    && (m = TpModulesFind(&mt, hi, &off)) >= 0
+	    && TpSymbolLookup(&mt.mods[m], off, &name, &start, &size)) {
+	hi += start + size - off;
+    } else {
+	hi += 1;
+    }
+    TpModulesFree(&mt);
+    *loPtr = lo;
+    *hiPtr = hi;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpLocFormat --
  *
  *	Describes a location for [profiler status]: "r14", "sp+0x28".

@@ -414,6 +414,8 @@ TpProfileCLoc(
      */
 
     k.kind = (mod >= 0 && (p->modules.mods[mod].isTcl
+	    || (offset >= p->modules.mods[mod].tclLo
+		&& offset < p->modules.mods[mod].tclHi)
 	    || strncmp(p->modules.mods[mod].shortName, "libtclprof", 10) == 0))
 	    ? TP_KIND_INTERNAL : TP_KIND_C;
     k.type = 0;

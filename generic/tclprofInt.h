@@ -264,6 +264,8 @@ typedef struct TpModule {
     uintptr_t lo, hi;		/* Lowest and highest mapped address of
 				 * executable segments [lo, hi). */
     int isTcl;			/* It is libtcl: its frames are internal. */
+    uintptr_t tclLo, tclHi;	/* Or libtcl is linked into it: offsets
+				 * [tclLo, tclHi) are internal (0, 0: no). */
     TpSymtab *syms;		/* Loaded on first use; NULL before. */
     int symsTried;		/* Loading was attempted. */
 } TpModule;
@@ -293,6 +295,7 @@ MODULE_SCOPE int	TpSymbolLookup(TpModule *mod, uintptr_t offset,
  */
 
 MODULE_SCOPE void	TpSymbolSetArchive(const char *soName, const char *archivePath);
+MODULE_SCOPE void	TpSymbolSetTclRange(uintptr_t lo, uintptr_t hi);
 
 /*
  * ----------------------------------------------------------------------
@@ -419,6 +422,7 @@ MODULE_SCOPE int	TpInterpCalibrate(Tcl_Interp *interp,
 			    TpUnwindConfig *cfg, Tcl_Obj **whyPtr);
 MODULE_SCOPE int	TpInterpFindTrampoline(uintptr_t *loPtr,
 			    uintptr_t *hiPtr);
+MODULE_SCOPE void	TpInterpTclCode(uintptr_t *loPtr, uintptr_t *hiPtr);
 MODULE_SCOPE void	TpLocFormat(const TpValueLoc *loc, char *buf, size_t size);
 MODULE_SCOPE uintptr_t	TpInterpCurrentRoot(Tcl_Interp *interp);
 MODULE_SCOPE int	TpInterpNumLevels(Tcl_Interp *interp);

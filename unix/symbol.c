@@ -147,7 +147,11 @@ static struct {
     pthread_mutex_t lock;
     char *soName;		/* Basename of the library it serves. */
     char *path;			/* The archive. */
-} archiveReg = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
+    uintptr_t tclLo, tclHi;	/* libtcl's code when it is linked into
+				 * another object (a static tclsh, an
+				 * application embedding Tcl): absolute
+				 * addresses; 0 when libtcl is a library. */
+} archiveReg = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0 };
 
 /*
  * Makes room for need elements in a malloc'ed array, doubling. Returns
@@ -1106,6 +1110,35 @@ TpSymbolSetArchive(
 /*
  *----------------------------------------------------------------------
  *
+ * TpSymbolSetTclRange --
+ *
+ *	Registers where libtcl's code lies when it is linked into another
+ *	object: the modules scanned afterwards that contain it treat frames
+ *	in [lo, hi) as Tcl's internals, the rest as the application's.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Replaces the process-wide registration.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSymbolSetTclRange(
+    uintptr_t lo,
+    uintptr_t hi)
+{
+    pthread_mutex_lock(&archiveReg.lock);
+    archiveReg.tclLo = lo;
+    archiveReg.tclHi = hi;
+    pthread_mutex_unlock(&archiveReg.lock);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpSymbolLookup --
  *
  *	Names the function of a module that contains offset, loading the
@@ -1281,6 +1314,12 @@ ScanObject(
     m->hi = hi;
     m->isTcl = strncmp(m->shortName, "libtcl", 6) == 0
 	    && m->shortName[6] >= '0' && m->shortName[6] <= '9';
+    pthread_mutex_lock(&archiveReg.lock);
+    if (!m->isTcl && archiveReg.tclLo >= lo && archiveReg.tclLo < hi) {
+	m->tclLo = archiveReg.tclLo - bias;
+	m->tclHi = archiveReg.tclHi - bias;
+    }
+    pthread_mutex_unlock(&archiveReg.lock);
     m->symsTried = isVdso;	/* No file to read. */
     mt->nMods++;
     return 0;

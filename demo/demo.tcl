@@ -153,8 +153,8 @@ if {$html ne ""} {
 # The Figure 6 order, checked on the folded stacks (visible frames only).
 
 if {$check} {
-    set want {::doWork ::doWork2 tok2column tclprim_tok2column lang2lang_type
-	::MtiFS::IsVerilogLanguage}
+    set want [list ::doWork ::doWork2 tok2column tclprim_tok2column \
+	lang2lang_type ::MtiFS::IsVerilogLanguage]
     set folded [file tempfile tmp demo.folded]
     close $folded
     profiler export -format folded -file $tmp

@@ -8,7 +8,9 @@
 #
 #	tools/dev.sh demo	profile the bundled demo and print the report
 #	tools/dev.sh test	the whole test suite: plain, under ASan+UBSan,
-#				and the non-signal part under valgrind
+#				the non-signal part under valgrind, the probe,
+#				and the suite against a clang and a static
+#				build of Tcl (tools/matrix.sh --ci)
 #	tools/dev.sh build	configure and build only
 
 set -eu
@@ -24,6 +26,8 @@ esac
 # nongnu libunwind, SQLite (saved profiles; the sqlite3 shell for the
 # tests), tcltest's companions, and the tools the tests drive.
 packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium"
+# clang and zlib's headers: the build matrix compiles Tcl from source.
+packages="$packages clang zlib1g-dev"
 # Node.js for the browser test, from Debian unless the machine has one.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 
@@ -62,5 +66,7 @@ case $job in
 	make -s test
 	make -s sanitize
 	make -s valgrind
+	make -s probe
+	tools/matrix.sh --ci
 	;;
 esac

@@ -4,7 +4,8 @@
 #	Builds Tcl from Debian's source packages in several ways (compiler,
 #	optimisation, shared or static libtcl) and runs tclprof's checks
 #	against each: `make test`, `make probe` (in both modes), and the demo's
-#	Figure 6 order. Prints one line per build and a final
+#	Figure 6 order, and on static builds an embedding executable
+#	(tools/embed-check.tcl). Prints one line per build and a final
 #	"N passed, M failed"; exits non-zero if any build failed.
 #
 #	tools/matrix.sh [--ci] [BUILD ...]
@@ -12,8 +13,8 @@
 #	BUILD is VERSION-COMPILER-OPT-LINK, for example 8.6.13-clang-O2-shared
 #	or 8.6.16-gcc-O0-static (O0 is Tcl's --enable-symbols: -O0 -g), or
 #	"system" (the Debian tcl8.6-dev this machine has). Without BUILD
-#	every combination of the versions below is run; --ci runs the set CI
-#	runs (system, a clang build, a static build).
+#	every combination of the versions below is run; --ci adds the builds
+#	CI runs besides the system's (a clang build and a static build).
 #
 #	Tcl builds are cached in $TCLPROF_MATRIX_DIR (default
 #	~/.cache/tclprof-matrix): a second run only rebuilds tclprof.
@@ -33,7 +34,7 @@ versions="8.6.13 8.6.16 8.6.18"
 builds=""
 if [ "${1:-}" = "--ci" ]; then
     shift
-    builds="system 8.6.13-clang-O2-shared 8.6.16-gcc-O2-static"
+    builds="8.6.13-clang-O2-shared 8.6.16-gcc-O2-static"
 fi
 builds="$builds $*"
 if [ -z "$(echo $builds)" ]; then
@@ -140,6 +141,16 @@ check() {
 	    verdict="$verdict demo-$mode"
 	fi
     done
+    case $spec in
+    *-static)
+	# An application linking libtcl8.6.a that exports no symbol.
+	if ! (cd "$bld" && make embed \
+		&& TCLLIBPATH="$bld" ./embed "$top/tools/embed-check.tcl" embed.db) \
+		>>"$log" 2>&1; then
+	    verdict="$verdict embed"
+	fi
+	;;
+    esac
     summary=$(grep -E '^all.tcl:' "$log" | tail -n 1 || true)
     if [ -n "$verdict" ]; then
 	echo "FAIL $spec:$verdict ($summary; see $log)"

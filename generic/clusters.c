@@ -22,19 +22,17 @@
  *	Root order: procs with no caller (over the kept edges) first, then by
  *	samples, most first, then by name. Flooding in that order gives each
  *	proc to the first proc in the order that reaches it (whoever reaches
- *	a proc claimed earlier reaches what that proc's root reached), so the
- *	clustering is one query: the reach of every proc that no earlier proc
- *	reaches, and each proc's first such root. That query is SQLite's, run
- *	on the saved file's views and, for the profile in memory, on the same
- *	two tables filled from the profile in an in-memory database: the
- *	report, the export and the file agree by construction, and there is
- *	no hand-written graph code.
+ *	a proc claimed earlier reaches what that proc's root reached). That
+ *	makes the clustering one SQLite query for the saved file (the reach
+ *	of every proc no earlier proc reaches one hop before it, and each
+ *	proc's first such root: the clusters view), which the tests check
+ *	against the report's own flood (GraphCluster says why the report
+ *	does not run the query).
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
 
 #include "tclprofInt.h"
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,8 +88,6 @@
 "WINDOW w AS (PARTITION BY o.directed, o.r)\n" \
 "ORDER BY o.directed, cluster_samples DESC, members DESC, root,\n" \
 "    n.name <> root, n.samples DESC, n.name"
-
-static const char memoryQuery[] = CLUSTER_QUERY("?1", "SELECT ?2");
 
 /*
  * The views of a saved profile (executed by save.c after its schema).
@@ -404,127 +400,192 @@ GraphFree(
 }
 
 /*
+ * Root order (see the top of this file): procs with no caller over the
+ * kept edges first, then most samples first, then by name (bytes, as
+ * SQLite's default collation compares them).
+ */
+
+static const ClGraph *sortGraph;
+static const char *sortHasCaller;
+
+static int
+CompareRank(
+    const void *a,
+    const void *b)
+{
+    const ClNode *x = &sortGraph->nodes[*(const int *) a];
+    const ClNode *y = &sortGraph->nodes[*(const int *) b];
+    int cx = sortHasCaller[*(const int *) a];
+    int cy = sortHasCaller[*(const int *) b];
+
+    if (cx != cy) {
+	return cx - cy;
+    }
+    if (x->total != y->total) {
+	return x->total > y->total ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+/*
+ * Output order: clusters by samples, then size (most first), then root
+ * name; members root first, then by samples, then name.
+ */
+
+static int
+CompareClusters(
+    const void *a,
+    const void *b)
+{
+    const ClCluster *x = a, *y = b;
+
+    if (x->samples != y->samples) {
+	return x->samples > y->samples ? -1 : 1;
+    }
+    if (x->size != y->size) {
+	return y->size - x->size;
+    }
+    return strcmp(sortGraph->nodes[x->root].name,
+	    sortGraph->nodes[y->root].name);
+}
+
+static int
+CompareMembers(
+    const void *a,
+    const void *b)
+{
+    const ClNode *x = &sortGraph->nodes[*(const int *) a];
+    const ClNode *y = &sortGraph->nodes[*(const int *) b];
+
+    if (x->total != y->total) {
+	return x->total > y->total ? -1 : 1;
+    }
+    return strcmp(x->name, y->name);
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * GraphCluster --
  *
- *	Clusters g: copies its nodes and edges into an in-memory SQLite
- *	database as proc_nodes and proc_edges, runs the clustering query
- *	(the one the saved file's clusters view runs), then sums each
- *	cluster's samples and edge weights.
+ *	Clusters g: floods the kept edges breadth first from each proc in
+ *	root order that is not yet in a cluster, then sums each cluster's
+ *	samples and edge weights (over every edge, kept or not).
+ *
+ *	The saved file's clusters view computes the same clusters with one
+ *	recursive query; it is not used here because a query cannot stop at
+ *	procs an earlier root has claimed: it floods from every candidate
+ *	root, which cost 10 s for 2000 procs and 8000 edges whose samples do
+ *	not follow the calls (trace mode's procs that were called but never
+ *	sampled), where this flood is linear in the edges.
  *
  * Results:
- *	TCL_OK, or TCL_ERROR with {TCLPROF CLUSTERS SQLITE} (SQLite could
- *	not run the query: out of memory).
+ *	None.
  *
  * Side effects:
- *	Fills g->clusters and each node's cluster.
+ *	Fills g->clusters, g->kept and each node's cluster.
  *
  *----------------------------------------------------------------------
  */
 
-static int
+static void
 GraphCluster(
-    Tcl_Interp *interp,
     ClGraph *g,
     int directed,
     Tcl_WideInt minWeight)
 {
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int i, rc, cur = -1;
-    const char *what = "open";
+    int n = g->nNodes, i, j, k;
+    int *start = ClAlloc(NULL, sizeof(int) * (size_t) (n + 1));
+    int *adj = ClAlloc(NULL, sizeof(int) * (size_t) (2 * g->nEdges + 1));
+    int *order = ClAlloc(NULL, sizeof(int) * (size_t) (n + 1));
+    int *queue = ClAlloc(NULL, sizeof(int) * (size_t) (n + 1));
+    char *hasCaller = ClAlloc(NULL, (size_t) (n + 1));
 
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE
-	    | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-	goto fail;
-    }
-    what = "fill";
-    if (sqlite3_exec(db, "BEGIN; CREATE TABLE proc_nodes (name TEXT PRIMARY "
-	    "KEY, samples INTEGER, self_samples INTEGER); CREATE TABLE "
-	    "proc_edges (caller TEXT, callee TEXT, weight INTEGER);",
-	    NULL, NULL, NULL) != SQLITE_OK
-	    || sqlite3_prepare_v2(db, "INSERT INTO proc_nodes VALUES (?, ?, ?)",
-	    -1, &st, NULL) != SQLITE_OK) {
-	goto fail;
-    }
-    for (i = 0; i < g->nNodes; i++) {
-	sqlite3_bind_text(st, 1, g->nodes[i].name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64) g->nodes[i].total);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64) g->nodes[i].self);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-	    goto fail;
-	}
-	sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(db, "INSERT INTO proc_edges VALUES (?, ?, ?)",
-	    -1, &st, NULL) != SQLITE_OK) {
-	goto fail;
-    }
+    /*
+     * The hops the flood may take: kept edges from caller to callee and,
+     * undirected, back. Adjacency lists in one array (start[i] is where
+     * node i's list begins).
+     */
+
+    memset(start, 0, sizeof(int) * (size_t) (n + 1));
+    memset(hasCaller, 0, (size_t) (n + 1));
     for (i = 0; i < g->nEdges; i++) {
 	const ClEdge *e = &g->edges[i];
 
-	sqlite3_bind_text(st, 1, g->nodes[e->from].name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, g->nodes[e->to].name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64) e->weight);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-	    goto fail;
-	}
-	sqlite3_reset(st);
-	if ((Tcl_WideInt) e->weight >= minWeight) {
+	if (e->from != e->to && (Tcl_WideInt) e->weight >= minWeight) {
 	    g->kept++;
+	    hasCaller[e->to] = 1;
+	    start[e->from]++;
+	    if (!directed) {
+		start[e->to]++;
+	    }
 	}
     }
-    sqlite3_finalize(st);
-    st = NULL;
-
-    what = "cluster";
-    if (sqlite3_prepare_v2(db, memoryQuery, -1, &st, NULL) != SQLITE_OK) {
-	goto fail;
+    for (i = 0, k = 0; i <= n; i++) {	/* Counts to ends of lists. */
+	k += i < n ? start[i] : 0;
+	start[i] = k;
     }
-    sqlite3_bind_int64(st, 1, (sqlite3_int64) minWeight);
-    sqlite3_bind_int(st, 2, directed);
-    g->clusters = ClAlloc(NULL, sizeof(ClCluster) * (size_t) (g->nNodes + 1));
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-	const char *root = (const char *) sqlite3_column_text(st, 1);
-	const char *name = (const char *) sqlite3_column_text(st, 4);
-	Tcl_HashEntry *hr = Tcl_FindHashEntry(&g->byName, root);
-	Tcl_HashEntry *hn = Tcl_FindHashEntry(&g->byName, name);
+    for (i = 0; i < g->nEdges; i++) {	/* Fill backwards from the ends. */
+	const ClEdge *e = &g->edges[i];
+
+	if (e->from != e->to && (Tcl_WideInt) e->weight >= minWeight) {
+	    adj[--start[e->from]] = e->to;
+	    if (!directed) {
+		adj[--start[e->to]] = e->from;
+	    }
+	}
+    }
+    start[n] = k;
+
+    for (i = 0; i < n; i++) {
+	order[i] = i;
+	g->nodes[i].cluster = -1;
+    }
+    sortGraph = g;
+    sortHasCaller = hasCaller;
+    qsort(order, (size_t) n, sizeof(int), CompareRank);
+
+    g->clusters = ClAlloc(NULL, sizeof(ClCluster) * (size_t) (n + 1));
+    g->nClusters = 0;
+    for (i = 0; i < n; i++) {
+	int head = 0, tail = 0;
 	ClCluster *c;
 
-	if (hr == NULL || hn == NULL) {
+	if (g->nodes[order[i]].cluster >= 0) {
 	    continue;
 	}
-	if (cur < 0 || g->clusters[cur].root != IDX(hr)) {
-	    cur = g->nClusters++;
-	    c = &g->clusters[cur];
-	    memset(c, 0, sizeof(*c));
-	    c->root = IDX(hr);
-	    c->members = ClAlloc(NULL, sizeof(int)
-		    * (size_t) sqlite3_column_int(st, 2));
+	c = &g->clusters[g->nClusters];
+	memset(c, 0, sizeof(*c));
+	c->root = order[i];
+	g->nodes[order[i]].cluster = g->nClusters;
+	queue[tail++] = order[i];
+	while (head < tail) {
+	    int v = queue[head++];
+
+	    for (j = start[v]; j < start[v + 1]; j++) {
+		if (g->nodes[adj[j]].cluster < 0) {
+		    g->nodes[adj[j]].cluster = g->nClusters;
+		    queue[tail++] = adj[j];
+		}
+	    }
 	}
-	c = &g->clusters[cur];
-	if (c->size < sqlite3_column_int(st, 2)) {
-	    c->members[c->size++] = IDX(hn);
-	    g->nodes[IDX(hn)].cluster = cur;
-	    c->samples += g->nodes[IDX(hn)].self;
+	c->size = tail;
+	c->members = ClAlloc(NULL, sizeof(int) * (size_t) tail);
+	memcpy(c->members, queue, sizeof(int) * (size_t) tail);
+	for (j = 0; j < tail; j++) {
+	    c->samples += g->nodes[queue[j]].self;
 	}
+	if (tail > 2) {		/* The root stays first. */
+	    qsort(c->members + 1, (size_t) (tail - 1), sizeof(int),
+		    CompareMembers);
+	}
+	g->nClusters++;
     }
-    if (rc != SQLITE_DONE) {
-	goto fail;
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
 
     for (i = 0; i < g->nEdges; i++) {
 	const ClEdge *e = &g->edges[i];
 	int a = g->nodes[e->from].cluster, b = g->nodes[e->to].cluster;
 
-	if (a < 0 || b < 0) {
-	    continue;
-	}
 	if (a == b) {
 	    g->clusters[a].internal += e->weight;
 	} else {
@@ -532,16 +593,18 @@ GraphCluster(
 	    g->clusters[b].external += e->weight;
 	}
     }
-    return TCL_OK;
-
-  fail:
-    TpSetError(interp, "CLUSTERS", "SQLITE", "cannot cluster the call graph"
-	    " (%s): %s", what, db ? sqlite3_errmsg(db) : "out of memory");
-    if (st != NULL) {
-	sqlite3_finalize(st);
+    qsort(g->clusters, (size_t) g->nClusters, sizeof(ClCluster),
+	    CompareClusters);
+    for (i = 0; i < g->nClusters; i++) {
+	for (j = 0; j < g->clusters[i].size; j++) {
+	    g->nodes[g->clusters[i].members[j]].cluster = i;
+	}
     }
-    sqlite3_close(db);
-    return TCL_ERROR;
+    free(start);
+    free(adj);
+    free(order);
+    free(queue);
+    free(hasCaller);
 }
 
 /*
@@ -653,11 +716,7 @@ TpReportClusters(
     int i, j, hidden = 0;
 
     GraphBuild(&g, p, t, v);
-    if (GraphCluster(interp, &g, o->directed, minWeight) != TCL_OK) {
-	GraphFree(&g);
-	Tcl_DecrRefCount(list);
-	return TCL_ERROR;
-    }
+    GraphCluster(&g, o->directed, minWeight);
     Tcl_DStringInit(&ds);
     Describe(&ds, p, &g, o);
     Tcl_DStringAppend(&ds, "  Members   Samples      %  Internal  External"
@@ -751,9 +810,8 @@ TpReportClusters(
 }
 
 /*
- * A Graphviz quoted string: quotes and backslashes escaped, control
- * characters as spaces (dot's own escapes, \n \l \r, are not produced
- * from names).
+ * A Graphviz quoted string: quotes and backslashes escaped, a newline as
+ * dot's line break (\n), other control characters as spaces.
  */
 
 static void
@@ -766,6 +824,8 @@ DotString(
 	if (*s == '"' || *s == '\\') {
 	    Tcl_DStringAppend(out, "\\", 1);
 	    Tcl_DStringAppend(out, s, 1);
+	} else if (*s == '\n') {
+	    Tcl_DStringAppend(out, "\\n", 2);
 	} else if ((unsigned char) *s < 0x20) {
 	    Tcl_DStringAppend(out, " ", 1);
 	} else {
@@ -784,25 +844,22 @@ DotNode(
 {
     const ClNode *n = &g->nodes[i];
     char buf[96];
+    Tcl_DString label;
 
-    snprintf(buf, sizeof(buf), "%sn%d [label=", indent, i);
-    Tcl_DStringAppend(out, buf, -1);
-
-    /*
-     * The name quoted, then dot's own line break (\n) and the counts
-     * inside the same quotes.
-     */
-
-    DotString(out, n->name);
-    Tcl_DStringSetLength(out, Tcl_DStringLength(out) - 1);
-    snprintf(buf, sizeof(buf), "\\n%llu self, %llu total",
+    Tcl_DStringInit(&label);
+    Tcl_DStringAppend(&label, n->name, -1);
+    snprintf(buf, sizeof(buf), "\n%llu self, %llu total",
 	    (unsigned long long) n->self, (unsigned long long) n->total);
-    Tcl_DStringAppend(out, buf, -1);
+    Tcl_DStringAppend(&label, buf, -1);
     if (n->calls >= 0) {
 	snprintf(buf, sizeof(buf), ", %lld calls", (long long) n->calls);
-	Tcl_DStringAppend(out, buf, -1);
+	Tcl_DStringAppend(&label, buf, -1);
     }
-    Tcl_DStringAppend(out, "\"];\n", -1);
+    snprintf(buf, sizeof(buf), "%sn%d [label=", indent, i);
+    Tcl_DStringAppend(out, buf, -1);
+    DotString(out, Tcl_DStringValue(&label));
+    Tcl_DStringAppend(out, "];\n", -1);
+    Tcl_DStringFree(&label);
 }
 
 /*
@@ -839,13 +896,9 @@ TpExDot(
     int i, j;
 
     GraphBuild(&g, x->p, x->t, x->v);
-    if (GraphCluster(interp, &g, o->directed, minWeight) != TCL_OK) {
-	GraphFree(&g);
-	return TCL_ERROR;
-    }
+    GraphCluster(&g, o->directed, minWeight);
     Tcl_DStringInit(&head);
     Describe(&head, x->p, &g, o);
-    Tcl_DStringSetLength(&head, Tcl_DStringLength(&head) - 1);
     Tcl_DStringAppend(out, "digraph tclprof {\n    label=", -1);
     DotString(out, Tcl_DStringValue(&head));
     Tcl_DStringFree(&head);

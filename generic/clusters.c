@@ -8,9 +8,10 @@
  *	The graph's nodes are the procs (procs, methods, lambdas; tclprof's
  *	own left out). An edge joins a proc to a proc it called with no
  *	other proc between them on the stack; its weight is the exact number
- *	of calls in trace mode (the trace's caller->callee counts, direct
- *	calls only), the number of samples in which the edge occurs (once per
- *	sample) in the other modes. Edges lighter than the minimum weight are
+ *	of calls in trace mode (the trace's caller->callee counts, through
+ *	commands that are not procs when that is unambiguous, see
+ *	GraphBuild), the number of samples in which the edge occurs (once
+ *	per sample) in the other modes. Edges lighter than the minimum weight are
  *	dropped, then the graph is flooded breadth first from its roots: a
  *	cluster is what a root reaches. Undirected, an edge is followed both
  *	ways (the clusters are the connected components: a shared utility
@@ -132,15 +133,27 @@ const char TpClustersViewSql[] =
 "            WHERE caller IS NOT NULL),\n"
 "        procs(name) AS (SELECT callee FROM calls\n"
 "            WHERE type IN " PROC_TYPES " AND callee NOT GLOB '::tclprof::*'),\n"
+"        own(name) AS (SELECT callee FROM calls\n"
+"            WHERE type IN " PROC_TYPES " AND callee GLOB '::tclprof::*'),\n"
+"        single(cmd, caller) AS (SELECT callee, min(caller) FROM edges\n"
+"            GROUP BY callee HAVING count(DISTINCT caller) = 1),\n"
+"        up(cmd, anc, n) AS (SELECT DISTINCT caller, caller, 0 FROM edges\n"
+"            WHERE caller NOT IN procs AND caller NOT IN own\n"
+"            UNION SELECT up.cmd, s.caller, up.n + 1 FROM up JOIN single s\n"
+"                ON s.cmd = up.anc WHERE up.anc NOT IN procs\n"
+"                AND up.anc NOT IN own AND up.n < 32),\n"
+"        via(cmd, proc) AS (SELECT cmd, anc FROM up WHERE anc IN procs),\n"
 "        trace(yes) AS (SELECT coalesce((SELECT value FROM meta\n"
 "            WHERE key = 'mode'), '') = 'trace')\n"
 "    SELECT p.caller, p.callee, sum(s.count) AS weight\n"
 "    FROM pairs p JOIN stacks s ON s.id = p.stack_id, trace\n"
 "    WHERE NOT trace.yes GROUP BY p.caller, p.callee\n"
 "    UNION ALL\n"
-"    SELECT e.caller, e.callee, sum(e.count) FROM edges e, trace\n"
-"    WHERE trace.yes AND e.caller IN procs AND e.callee IN procs\n"
-"    GROUP BY e.caller, e.callee;\n"
+"    SELECT coalesce(v.proc, e.caller), e.callee, sum(e.count)\n"
+"    FROM edges e LEFT JOIN via v ON v.cmd = e.caller, trace\n"
+"    WHERE trace.yes AND e.callee IN procs\n"
+"        AND (e.caller IN procs OR v.proc IS NOT NULL)\n"
+"    GROUP BY 1, 2;\n"
 "CREATE VIEW clusters AS\n"
 CLUSTER_QUERY("1", "VALUES (0), (1)") ";\n";
 
@@ -301,7 +314,8 @@ GraphBuild(
     const TpView *v)
 {
     int *procs = ClAlloc(NULL, sizeof(int) * (v->maxLen + 1));
-    Tcl_HashTable types;
+    Tcl_HashTable types, callerOf;
+    Tcl_HashEntry *h;
     uint32_t i, k;
     int n, isNew;
 
@@ -352,28 +366,60 @@ GraphBuild(
     }
 
     /*
-     * Trace mode: the callers' types come from their own call counts.
+     * Trace mode. The trace counts calls by the command one level up: a
+     * proc called from a command that is not a proc (a switch or an
+     * ensemble that Tcl did not compile, uplevel, a C command evaluating
+     * a script) has that command as its caller. Its calls go to the proc
+     * above that command when the chain up to it is unambiguous (each
+     * command on the way has one caller), which keeps them exact.
+     * types: name -> 1 for a node's proc, 2 for tclprof's own procs (the
+     * walk up stops there). callerOf: command -> its one caller, or NULL
+     * if it has several.
      */
 
     Tcl_InitHashTable(&types, TCL_STRING_KEYS);
+    Tcl_InitHashTable(&callerOf, TCL_STRING_KEYS);
     for (i = 0; i < p->nCalls; i++) {
 	const TpCalls *c = &p->calls[i];
 
-	if (c->caller == NULL && IsProcType(c->type) && !IsOwnName(c->callee)) {
-	    int ni = NodeFor(g, c->callee, NULL);
-	    ClNode *nd = &g->nodes[ni];
+	if (c->caller == NULL && IsProcType(c->type)) {
+	    h = Tcl_CreateHashEntry(&types, c->callee, &isNew);
+	    Tcl_SetHashValue(h, (ClientData) (intptr_t)
+		    (IsOwnName(c->callee) ? 2 : 1));
+	    if (!IsOwnName(c->callee)) {
+		int ni = NodeFor(g, c->callee, NULL);
+		ClNode *nd = &g->nodes[ni];
 
-	    nd->calls = (nd->calls < 0 ? 0 : nd->calls) + (Tcl_WideInt) c->count;
-	    Tcl_CreateHashEntry(&types, c->callee, &isNew);
+		nd->calls = (nd->calls < 0 ? 0 : nd->calls)
+			+ (Tcl_WideInt) c->count;
+	    }
+	} else if (c->caller != NULL) {
+	    h = Tcl_CreateHashEntry(&callerOf, c->callee, &isNew);
+	    if (isNew) {
+		Tcl_SetHashValue(h, c->caller);
+	    } else if (Tcl_GetHashValue(h) != NULL
+		    && strcmp(Tcl_GetHashValue(h), c->caller) != 0) {
+		Tcl_SetHashValue(h, NULL);
+	    }
 	}
     }
     for (i = 0; i < p->nCalls; i++) {
 	const TpCalls *c = &p->calls[i];
+	const char *caller = c->caller;
+	int up = 0;
 
-	if (c->caller != NULL
-		&& Tcl_FindHashEntry(&types, c->caller) != NULL
-		&& Tcl_FindHashEntry(&types, c->callee) != NULL) {
-	    int from = IDX(Tcl_FindHashEntry(&g->byName, c->caller));
+	h = Tcl_FindHashEntry(&types, c->callee);
+	if (caller == NULL || h == NULL || IDX(h) != 1) {
+	    continue;
+	}
+	while (caller != NULL && (h = Tcl_FindHashEntry(&types, caller))
+		== NULL && up++ < 32) {
+	    h = Tcl_FindHashEntry(&callerOf, caller);
+	    caller = h != NULL ? Tcl_GetHashValue(h) : NULL;
+	}
+	h = caller != NULL ? Tcl_FindHashEntry(&types, caller) : NULL;
+	if (h != NULL && IDX(h) == 1) {
+	    int from = IDX(Tcl_FindHashEntry(&g->byName, caller));
 	    int to = IDX(Tcl_FindHashEntry(&g->byName, c->callee));
 	    int ei = EdgeFor(g, from, to);
 
@@ -381,6 +427,7 @@ GraphBuild(
 	}
     }
     Tcl_DeleteHashTable(&types);
+    Tcl_DeleteHashTable(&callerOf);
 }
 
 static void

@@ -38,15 +38,15 @@
 #include <string.h>
 
 /*
- * The types of Tcl frames that are nodes, as the saved file spells them.
- */
-
-/*
  * Node and edge indices stored as hash values.
  */
 
 #define IDX(h)		((int) (intptr_t) Tcl_GetHashValue(h))
 #define SETIDX(h, i)	Tcl_SetHashValue((h), (ClientData) (intptr_t) (i))
+
+/*
+ * The types of Tcl frames that are nodes, as the saved file spells them.
+ */
 
 #define PROC_TYPES "('proc', 'method', 'lambda')"
 
@@ -179,6 +179,7 @@ typedef struct ClEdge {
 
 typedef struct ClCluster {
     int root;			/* Node index. */
+    const char *rootName;	/* Its name. */
     int *members;		/* Node indices, root first. */
     int size;
     uint64_t samples;		/* Sum of the members' self samples. */
@@ -447,36 +448,39 @@ GraphFree(
 }
 
 /*
+ * Sort keys, so that comparisons need no state outside their arguments.
  * Root order (see the top of this file): procs with no caller over the
  * kept edges first, then most samples first, then by name (bytes, as
- * SQLite's default collation compares them).
+ * SQLite's default collation compares them). Members are in the same
+ * order without the first key (all 0).
  */
 
-static const ClGraph *sortGraph;
-static const char *sortHasCaller;
+typedef struct ClKey {
+    int node;			/* Node index. */
+    int hasCaller;
+    uint64_t samples;		/* The node's total. */
+    const char *name;
+} ClKey;
 
 static int
-CompareRank(
+CompareKeys(
     const void *a,
     const void *b)
 {
-    const ClNode *x = &sortGraph->nodes[*(const int *) a];
-    const ClNode *y = &sortGraph->nodes[*(const int *) b];
-    int cx = sortHasCaller[*(const int *) a];
-    int cy = sortHasCaller[*(const int *) b];
+    const ClKey *x = a, *y = b;
 
-    if (cx != cy) {
-	return cx - cy;
+    if (x->hasCaller != y->hasCaller) {
+	return x->hasCaller - y->hasCaller;
     }
-    if (x->total != y->total) {
-	return x->total > y->total ? -1 : 1;
+    if (x->samples != y->samples) {
+	return x->samples > y->samples ? -1 : 1;
     }
     return strcmp(x->name, y->name);
 }
 
 /*
  * Output order: clusters by samples, then size (most first), then root
- * name; members root first, then by samples, then name.
+ * name.
  */
 
 static int
@@ -492,22 +496,7 @@ CompareClusters(
     if (x->size != y->size) {
 	return y->size - x->size;
     }
-    return strcmp(sortGraph->nodes[x->root].name,
-	    sortGraph->nodes[y->root].name);
-}
-
-static int
-CompareMembers(
-    const void *a,
-    const void *b)
-{
-    const ClNode *x = &sortGraph->nodes[*(const int *) a];
-    const ClNode *y = &sortGraph->nodes[*(const int *) b];
-
-    if (x->total != y->total) {
-	return x->total > y->total ? -1 : 1;
-    }
-    return strcmp(x->name, y->name);
+    return strcmp(x->rootName, y->rootName);
 }
 
 /*
@@ -544,9 +533,10 @@ GraphCluster(
     int n = g->nNodes, i, j, k;
     int *start = ClAlloc(NULL, sizeof(int) * (size_t) (n + 1));
     int *adj = ClAlloc(NULL, sizeof(int) * (size_t) (2 * g->nEdges + 1));
-    int *order = ClAlloc(NULL, sizeof(int) * (size_t) (n + 1));
+    ClKey *order = ClAlloc(NULL, sizeof(ClKey) * (size_t) (n + 1));
     int *queue = ClAlloc(NULL, sizeof(int) * (size_t) (n + 1));
     char *hasCaller = ClAlloc(NULL, (size_t) (n + 1));
+    ClKey *keys = NULL;		/* One cluster's members, to sort. */
 
     /*
      * The hops the flood may take: kept edges from caller to callee and,
@@ -585,27 +575,29 @@ GraphCluster(
     start[n] = k;
 
     for (i = 0; i < n; i++) {
-	order[i] = i;
+	order[i].node = i;
+	order[i].hasCaller = hasCaller[i];
+	order[i].samples = g->nodes[i].total;
+	order[i].name = g->nodes[i].name;
 	g->nodes[i].cluster = -1;
     }
-    sortGraph = g;
-    sortHasCaller = hasCaller;
-    qsort(order, (size_t) n, sizeof(int), CompareRank);
+    qsort(order, (size_t) n, sizeof(ClKey), CompareKeys);
 
     g->clusters = ClAlloc(NULL, sizeof(ClCluster) * (size_t) (n + 1));
     g->nClusters = 0;
     for (i = 0; i < n; i++) {
-	int head = 0, tail = 0;
+	int head = 0, tail = 0, root = order[i].node;
 	ClCluster *c;
 
-	if (g->nodes[order[i]].cluster >= 0) {
+	if (g->nodes[root].cluster >= 0) {
 	    continue;
 	}
 	c = &g->clusters[g->nClusters];
 	memset(c, 0, sizeof(*c));
-	c->root = order[i];
-	g->nodes[order[i]].cluster = g->nClusters;
-	queue[tail++] = order[i];
+	c->root = root;
+	c->rootName = g->nodes[root].name;
+	g->nodes[root].cluster = g->nClusters;
+	queue[tail++] = root;
 	while (head < tail) {
 	    int v = queue[head++];
 
@@ -616,15 +608,26 @@ GraphCluster(
 		}
 	    }
 	}
+
+	/*
+	 * Members: the root first, the others by samples, then name.
+	 */
+
 	c->size = tail;
 	c->members = ClAlloc(NULL, sizeof(int) * (size_t) tail);
-	memcpy(c->members, queue, sizeof(int) * (size_t) tail);
+	keys = ClAlloc(keys, sizeof(ClKey) * (size_t) tail);
 	for (j = 0; j < tail; j++) {
-	    c->samples += g->nodes[queue[j]].self;
+	    const ClNode *m = &g->nodes[queue[j]];
+
+	    c->samples += m->self;
+	    keys[j].node = queue[j];
+	    keys[j].hasCaller = 0;
+	    keys[j].samples = m->total;
+	    keys[j].name = m->name;
 	}
-	if (tail > 2) {		/* The root stays first. */
-	    qsort(c->members + 1, (size_t) (tail - 1), sizeof(int),
-		    CompareMembers);
+	qsort(keys + 1, (size_t) (tail - 1), sizeof(ClKey), CompareKeys);
+	for (j = 0; j < tail; j++) {
+	    c->members[j] = keys[j].node;
 	}
 	g->nClusters++;
     }
@@ -652,6 +655,7 @@ GraphCluster(
     free(order);
     free(queue);
     free(hasCaller);
+    free(keys);
 }
 
 /*

@@ -473,8 +473,8 @@ GetMinWeight(
  *	-directed (no value) and -minweight: clusters only. View options:
  *	-focus pat -hide pat -internals show|hide -maxdepth n -sort
  *	self|total|name -threshold pct. -all (no value): lines lists every
- *	line. -as dict: flat, callers, callees, lines and modules return
- *	Tcl values instead of text.
+ *	line. -as dict: flat, callers, callees, lines, modules and clusters
+ *	return Tcl values instead of text.
  *
  * Results:
  *	The report.

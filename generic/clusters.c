@@ -708,6 +708,32 @@ NodeDict(
     return d;
 }
 
+/*
+ * A name in the text report: one line per row, so control characters
+ * are written escaped, as Tcl would write them.
+ */
+
+static void
+AppendName(
+    Tcl_DString *ds,
+    const char *name)
+{
+    char buf[8];
+
+    for (; *name != '\0'; name++) {
+	if ((unsigned char) *name >= 0x20) {
+	    Tcl_DStringAppend(ds, name, 1);
+	} else if (*name == '\n') {
+	    Tcl_DStringAppend(ds, "\\n", 2);
+	} else if (*name == '\t') {
+	    Tcl_DStringAppend(ds, "\\t", 2);
+	} else {
+	    snprintf(buf, sizeof(buf), "\\x%02x", (unsigned char) *name);
+	    Tcl_DStringAppend(ds, buf, -1);
+	}
+    }
+}
+
 static void
 AppendWhere(
     Tcl_DString *ds,
@@ -802,7 +828,7 @@ TpReportClusters(
 		/ all, (unsigned long long) c->internal,
 		(unsigned long long) c->external);
 	Tcl_DStringAppend(&ds, buf, -1);
-	Tcl_DStringAppend(&ds, g.nodes[c->root].name, -1);
+	AppendName(&ds, g.nodes[c->root].name);
 	AppendWhere(&ds, &g.nodes[c->root]);
 	Tcl_DStringAppend(&ds, "\n", 1);
 	if (c->size == 1) {
@@ -815,7 +841,7 @@ TpReportClusters(
 		    "  ", (unsigned long long) n->self,
 		    100.0 * (double) n->self / all);
 	    Tcl_DStringAppend(&ds, buf, -1);
-	    Tcl_DStringAppend(&ds, n->name, -1);
+	    AppendName(&ds, n->name);
 	    Tcl_DStringAppend(&ds, "\n", 1);
 	}
     }

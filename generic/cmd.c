@@ -439,19 +439,42 @@ BadOption(
 }
 
 /*
+ * -minweight n (clusters, dot): the lightest call-graph edge kept.
+ */
+
+static int
+GetMinWeight(
+    Tcl_Interp *interp,
+    Tcl_Obj *obj,
+    TpReportOptions *ro)
+{
+    Tcl_WideInt w;
+
+    if (Tcl_GetWideIntFromObj(NULL, obj, &w) != TCL_OK || w < 1) {
+	TpSetError(interp, "VALUE", "MINWEIGHT", "bad value \"%s\" for "
+		"-minweight: must be a positive integer", Tcl_GetString(obj));
+	return TCL_ERROR;
+    }
+    ro->minWeight = w;
+    return TCL_OK;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * ReportCmd --
  *
  *	Syntax: profiler report ?-format F? ?-as text|dict? ?-function pat?
- *	                        ?-source file? ?-all? ?view options?
+ *	                        ?-source file? ?-all? ?-directed?
+ *	                        ?-minweight n? ?view options?
  *	        [0]      [1]    [2]     [3] ...
  *
- *	F: text dict flat callers callees lines modules. View options:
+ *	F: text dict flat callers callees lines modules clusters.
+ *	-directed (no value) and -minweight: clusters only. View options:
  *	-focus pat -hide pat -internals show|hide -maxdepth n -sort
  *	self|total|name -threshold pct. -all (no value): lines lists every
- *	line. -as dict: flat, callers, callees, lines and modules return
- *	Tcl values instead of text.
+ *	line. -as dict: flat, callers, callees, lines, modules and clusters
+ *	return Tcl values instead of text.
  *
  * Results:
  *	The report.
@@ -463,7 +486,7 @@ BadOption(
  */
 
 enum { RF_TEXT, RF_DICT, RF_FLAT, RF_CALLERS, RF_CALLEES, RF_LINES,
-	RF_MODULES };
+	RF_MODULES, RF_CLUSTERS };
 
 typedef struct ReportArgs {
     int format;
@@ -505,6 +528,9 @@ DoReport(
     case RF_MODULES:
 	code = TpReportModules(interp, p, t, &a->ro);
 	break;
+    case RF_CLUSTERS:
+	code = TpReportClusters(interp, p, t, v, &a->ro);
+	break;
     }
     TpViewFree(v);
     TpTreeFree(t);
@@ -519,11 +545,14 @@ ReportCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-all", "-as", "-format", "-function", "-source", NULL
+	"-all", "-as", "-directed", "-format", "-function", "-minweight",
+	"-source", NULL
     };
-    enum { OPT_ALL, OPT_AS, OPT_FORMAT, OPT_FUNCTION, OPT_SOURCE };
+    enum { OPT_ALL, OPT_AS, OPT_DIRECTED, OPT_FORMAT, OPT_FUNCTION,
+	OPT_MINWEIGHT, OPT_SOURCE };
     static const char *const formats[] = {
-	"text", "dict", "flat", "callers", "callees", "lines", "modules", NULL
+	"text", "dict", "flat", "callers", "callees", "lines", "modules",
+	"clusters", NULL
     };
     static const char *const ases[] = {"text", "dict", NULL};
     ReportArgs a;
@@ -533,8 +562,8 @@ ReportCmd(
     memset(&a, 0, sizeof(a));
     for (i = 1; i < objc; i += 2) {
 	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
-		== TCL_OK && idx == OPT_ALL) {
-	    a.ro.all = 1;
+		== TCL_OK && (idx == OPT_ALL || idx == OPT_DIRECTED)) {
+	    *(idx == OPT_ALL ? &a.ro.all : &a.ro.directed) = 1;
 	    i--;
 	    continue;
 	}
@@ -577,7 +606,17 @@ ReportCmd(
 	case OPT_SOURCE:
 	    a.ro.source = Tcl_GetString(objv[i + 1]);
 	    break;
+	case OPT_MINWEIGHT:
+	    if (GetMinWeight(interp, objv[i + 1], &a.ro) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	}
+    }
+    if ((a.ro.directed || a.ro.minWeight > 0) && a.format != RF_CLUSTERS) {
+	TpSetError(interp, "USAGE", "OPTION", "-directed and -minweight "
+		"need -format clusters");
+	return TCL_ERROR;
     }
     if ((a.format == RF_CALLERS || a.format == RF_CALLEES)
 	    && a.ro.function == NULL) {
@@ -594,10 +633,11 @@ ReportCmd(
  * ExportCmd --
  *
  *	Syntax: profiler export -format F ?-file path? ?-channel chan?
- *	                        ?view options?
+ *	                        ?-directed? ?-minweight n? ?view options?
  *	        [0]      [1]    [2]     [3] ...
  *
- *	F: callgrind chrome folded html pprof speedscope. Exactly one of
+ *	F: callgrind chrome dot folded html pprof speedscope. -directed (no
+ *	value) and -minweight: dot only. Exactly one of
  *	-file and -channel. View options as for report (-sort and
  *	-threshold are accepted and do not change the file's content).
  *
@@ -619,11 +659,12 @@ ExportCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-channel", "-file", "-format", NULL
+	"-channel", "-directed", "-file", "-format", "-minweight", NULL
     };
-    enum { OPT_CHANNEL, OPT_FILE, OPT_FORMAT };
+    enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_MINWEIGHT };
     static const char *const formats[] = {
-	"callgrind", "chrome", "folded", "html", "pprof", "speedscope", NULL
+	"callgrind", "chrome", "dot", "folded", "html", "pprof", "speedscope",
+	NULL
     };
     TpExportArgs a;
     int i, idx, r, haveFormat = 0;
@@ -631,6 +672,12 @@ ExportCmd(
     (void) cd;
     memset(&a, 0, sizeof(a));
     for (i = 1; i < objc; i += 2) {
+	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
+		== TCL_OK && idx == OPT_DIRECTED) {
+	    a.ro.directed = 1;
+	    i--;
+	    continue;
+	}
 	if (i + 1 >= objc) {
 	    if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
 		    != TCL_OK && Tcl_GetIndexFromObj(NULL, objv[i], viewOptions,
@@ -665,11 +712,21 @@ ExportCmd(
 	    }
 	    haveFormat = 1;
 	    break;
+	case OPT_MINWEIGHT:
+	    if (GetMinWeight(interp, objv[i + 1], &a.ro) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	}
     }
     if (!haveFormat) {
 	TpSetError(interp, "USAGE", "MISSING", "missing -format: must be "
-		"callgrind, chrome, folded, html, pprof, or speedscope");
+		"callgrind, chrome, dot, folded, html, pprof, or speedscope");
+	return TCL_ERROR;
+    }
+    if ((a.ro.directed || a.ro.minWeight > 0) && a.format != TP_EXPORT_DOT) {
+	TpSetError(interp, "USAGE", "OPTION", "-directed and -minweight "
+		"need -format dot");
 	return TCL_ERROR;
     }
     if ((a.file == NULL) == (a.channel == NULL)) {

@@ -38,6 +38,7 @@ static const struct {
 } writers[] = {
     {TpExCallgrind, 0},		/* TP_EXPORT_CALLGRIND */
     {TpExChrome, 0},		/* TP_EXPORT_CHROME */
+    {TpExDot, 0},		/* TP_EXPORT_DOT */
     {TpExFolded, 0},		/* TP_EXPORT_FOLDED */
     {TpExHtml, 0},		/* TP_EXPORT_HTML */
     {TpExPprof, 1},		/* TP_EXPORT_PPROF */

@@ -664,7 +664,9 @@ WriteDb(
 	DbFail(ctx, db, "begin");
 	goto done;
     }
-    if (sqlite3_exec(db, schemaSql, NULL, NULL, NULL) != SQLITE_OK) {
+    if (sqlite3_exec(db, schemaSql, NULL, NULL, NULL) != SQLITE_OK
+	    || sqlite3_exec(db, TpClustersViewSql, NULL, NULL, NULL)
+	    != SQLITE_OK) {
 	DbFail(ctx, db, "schema");
 	goto done;
     }

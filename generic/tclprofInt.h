@@ -720,6 +720,9 @@ typedef struct TpReportOptions {
     int all;			/* lines: every line, not only the lines
 				 * of sampled procs. */
     int asValue;		/* Tcl values (dicts) instead of text. */
+    int directed;		/* clusters, dot: follow calls one way. */
+    Tcl_WideInt minWeight;	/* clusters, dot: lightest edge kept (0:
+				 * the default, 1). */
 } TpReportOptions;
 
 enum {
@@ -816,6 +819,14 @@ MODULE_SCOPE int	TpReportLines(Tcl_Interp *interp, TpProfile *p, TpTree *t,
 			    TpView *v, const TpReportOptions *o);
 
 /*
+ * The procs' call graph and its clusters (clusters.c).
+ */
+
+MODULE_SCOPE int	TpReportClusters(Tcl_Interp *interp, TpProfile *p,
+			    TpTree *t, TpView *v, const TpReportOptions *o);
+MODULE_SCOPE const char	TpClustersViewSql[];	/* The saved file's views. */
+
+/*
  * ----------------------------------------------------------------------
  * Export (export.c and one ex*.c file per format). Each writer appends
  * the whole file to a buffer; export.c writes the buffer out, so a
@@ -824,8 +835,8 @@ MODULE_SCOPE int	TpReportLines(Tcl_Interp *interp, TpProfile *p, TpTree *t,
  */
 
 enum {
-    TP_EXPORT_CALLGRIND, TP_EXPORT_CHROME, TP_EXPORT_FOLDED, TP_EXPORT_HTML,
-    TP_EXPORT_PPROF, TP_EXPORT_SPEEDSCOPE
+    TP_EXPORT_CALLGRIND, TP_EXPORT_CHROME, TP_EXPORT_DOT, TP_EXPORT_FOLDED,
+    TP_EXPORT_HTML, TP_EXPORT_PPROF, TP_EXPORT_SPEEDSCOPE
 };
 
 typedef struct TpExportArgs {
@@ -855,6 +866,8 @@ MODULE_SCOPE int	TpExChrome(Tcl_Interp *interp, const TpExportCtx *x,
 			    Tcl_DString *out);
 MODULE_SCOPE int	TpExHtml(Tcl_Interp *interp, const TpExportCtx *x,
 			    Tcl_DString *out);
+MODULE_SCOPE int	TpExDot(Tcl_Interp *interp, const TpExportCtx *x,
+			    Tcl_DString *out);	/* clusters.c */
 MODULE_SCOPE void	TpJsonString(Tcl_DString *out, const char *s);
 MODULE_SCOPE void	TpFoldedName(Tcl_DString *out, const char *name, int leaf);
 MODULE_SCOPE uint32_t	TpExportDepth(const TpExportCtx *x, uint32_t stack,

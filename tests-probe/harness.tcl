@@ -17,7 +17,8 @@
 
 package require tclprof
 set dir [file dirname [file normalize [info script]]]
-load [file join $dir libpext.so] Pext
+load [expr {[info exists env(PEXT_LIB)] ? $env(PEXT_LIB)
+	: [file join $dir libpext.so]}] Pext
 
 lassign $argv mode interval filter scale
 if {$filter eq ""} { set filter * }

@@ -12,9 +12,14 @@ glob=${1:-*}
 scale=${2:-1.0}
 # TCLSH, TCL_CFLAGS, TCL_STUB_LIB: the Tcl to run against (make probe
 # sets them from tclConfig.sh; the defaults are Debian's tcl8.6-dev).
+# The probe extension is built in the build tree (PROBE_BUILDDIR, which
+# make probe sets): probes of several builds may run at once, and reports
+# read the library's symbols from the file.
 tclsh=${TCLSH:-tclsh8.6}
+PEXT_LIB=${PROBE_BUILDDIR:-$here}/libpext.so
+export PEXT_LIB
 gcc -O2 -g -Wall -shared -fPIC -DUSE_TCL_STUBS ${TCL_CFLAGS:--I/usr/include/tcl8.6} \
-    "$here/pext.c" -o "$here/libpext.so" ${TCL_STUB_LIB:--ltclstub8.6}
+    "$here/pext.c" -o "$PEXT_LIB" ${TCL_STUB_LIB:--ltclstub8.6}
 for mode in frames trace; do
     for interval in 1000 200; do
 	TCLLIBPATH=$top "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale \

@@ -5,7 +5,8 @@
 #	EvalExHelper only directly under pext::evalex, never under ::fa_q.
 #	tclsh8.6 window.tcl mode interval
 package require tclprof
-load [file join [file dirname [file normalize [info script]]] libpext.so] Pext
+load [expr {[info exists env(PEXT_LIB)] ? $env(PEXT_LIB)
+	: [file join [file dirname [file normalize [info script]]] libpext.so]}] Pext
 lassign $argv mode interval
 proc ::fa_q {} { pext::burn 0 }
 proc ::fa_p {} { for {set i 0} {$i < 100} {incr i} { pext::evalex ::fa_q } }

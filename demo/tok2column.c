@@ -246,7 +246,7 @@ DLLEXPORT int
 Tok2column_Init(
     Tcl_Interp *interp)
 {
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
+    if (Tcl_InitStubs(interp, "8.6-", 0) == NULL) {
 	return TCL_ERROR;
     }
     if (Tcl_CreateObjCommand(interp, "::tok2column", tclprim_tok2column,

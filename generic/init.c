@@ -46,7 +46,7 @@ int
 Tclprof_Init(
     Tcl_Interp *interp)
 {
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
+    if (Tcl_InitStubs(interp, TCL_VERSION, 0) == NULL) {
 	return TCL_ERROR;
     }
     if (TpCmdCreate(interp) != TCL_OK) {
@@ -93,7 +93,7 @@ int
 Tclprof_SafeInit(
     Tcl_Interp *interp)
 {
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL) {
+    if (Tcl_InitStubs(interp, TCL_VERSION, 0) == NULL) {
 	return TCL_ERROR;
     }
     Tcl_SetObjResult(interp, Tcl_NewStringObj(

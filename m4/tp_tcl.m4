@@ -50,7 +50,8 @@ AC_DEFUN([TP_PATH_TCLCONFIG], [
 
 dnl TP_LOAD_TCLCONFIG --
 dnl
-dnl	Sources tclConfig.sh and checks that it describes Tcl 8.6 with stubs.
+dnl	Sources tclConfig.sh and checks that it describes Tcl 8.6 (or 9.0)
+dnl	with stubs.
 dnl	TCL_DEFS is kept: the private headers (tclInt.h) must be compiled
 dnl	with the same definitions Tcl was built with, or structure layouts
 dnl	differ.
@@ -64,16 +65,18 @@ dnl	when present; used to name Tcl's static functions).
 
 AC_DEFUN([TP_LOAD_TCLCONFIG], [
     . "$TCL_BIN_DIR/tclConfig.sh"
-    if test "x$TCL_MAJOR_VERSION.$TCL_MINOR_VERSION" != "x8.6" ; then
-	AC_MSG_ERROR([tclprof needs Tcl 8.6; $TCL_BIN_DIR/tclConfig.sh describes $TCL_VERSION])
-    fi
+    case "$TCL_MAJOR_VERSION.$TCL_MINOR_VERSION" in
+	8.6|9.0) ;;
+	*) AC_MSG_ERROR([tclprof needs Tcl 8.6 or 9.0; $TCL_BIN_DIR/tclConfig.sh describes $TCL_VERSION]) ;;
+    esac
     if test "x$TCL_SUPPORTS_STUBS" != "x1" ; then
 	AC_MSG_ERROR([the Tcl in $TCL_BIN_DIR was built without stubs])
     fi
     AC_MSG_CHECKING([for Tcl's private headers])
     TCL_PRIVATE_INCLUDE_SPEC=""
     for tp_dir in "$TCL_SRC_DIR/generic" "$TCL_SRC_DIR" \
-	    "$TCL_PREFIX/include/tcl8.6/tcl-private/generic" ; do
+	    "$TCL_PREFIX/include/tcl$TCL_VERSION/tcl-private/generic" \
+	    "$TCL_PREFIX/include" ; do
 	if test -f "$tp_dir/tclInt.h" ; then
 	    TCL_PRIVATE_INCLUDE_SPEC="-I$tp_dir"
 	    if test -d "$tp_dir/../unix" ; then

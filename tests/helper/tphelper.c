@@ -809,7 +809,7 @@ Tphelper_Init(
     };
     int i;
 
-    if (Tcl_InitStubs(interp, "8.6", 0) == NULL
+    if (Tcl_InitStubs(interp, "8.6-", 0) == NULL
 	    || Tcl_OOInitStubs(interp) == NULL) {
 	return TCL_ERROR;
     }

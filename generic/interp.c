@@ -143,7 +143,9 @@ typedef char TpTebcLayoutCheck[(TEBC_OFFSET == 3 * sizeof(void *)) ? 1 : -1];
 
 #define MAX_CALLBACKS	32768	/* Callbacks read per interp per sample. */
 #define MAX_CHAIN	4096	/* CallFrames/CmdFrames per context. */
-#define MAX_CONTEXTS	64	/* Nested coroutines per interp. */
+#define MAX_CONTEXTS	TP_MAX_DEPTH	/* Nested coroutines per interp: each
+				 * emits at least its marker, so the slot
+				 * fills first. */
 #define MAX_INTERPS	8	/* Active interps (parent + children). */
 #define MAX_CHILDREN	256	/* Hash entries scanned per childTable. */
 #define MAX_CREATORS	64	/* Commands checked for a nested entry. */
@@ -1898,6 +1900,10 @@ CaptureInterp(
 
 	WalkContext(c, fp, cf, ctx > 0);
 	if (corPtr == NULL) {
+	    break;
+	}
+	if (ctx + 1 == MAX_CONTEXTS) {
+	    c->slot->flags |= TP_SLOT_TCLTRUNC;	/* Outer contexts cut. */
 	    break;
 	}
 	if (!OKP(corPtr) || corPtr->eePtr != ee) {

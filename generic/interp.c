@@ -189,6 +189,8 @@ typedef struct Cap {
     int full;			/* Stopped at ring->maxTcl. */
     unsigned nextCache;
     Cache cache[16];
+    Interp *segInterp[SP_SEG + 1];/* The interp whose frames a segment
+				 * holds, NULL if none. */
     int nCreators;
     struct {
 	CmdFrame *cf;		/* A command that pushed CallFrames... */
@@ -1592,14 +1594,13 @@ CheckCreators(
 #define DISPATCH_NAMES	4	/* Frames a trampoline can add. */
 
 static Command *
-Dispatched(
+DispatchCmd(
     NRE_callback *cb)
 {
     Tcl_Obj *const *objv;
     Tcl_Obj *o;
     ResolvedCmdNamePrefix *res;
     Command *cmdPtr;
-    unsigned i;
 
     if (known.dispatch == NULL || !OKP(cb) || cb->procPtr != known.dispatch
 	    || PTR2INT(cb->data[2]) < 1 || !OKP(objv = cb->data[3])
@@ -1608,6 +1609,19 @@ Dispatched(
 	    || !OKP(cmdPtr = res->cmdPtr)
 	    || ((void *) cmdPtr->objProc != cb->data[0]
 		&& (void *) cmdPtr->nreProc != cb->data[0])) {
+	return NULL;
+    }
+    return cmdPtr;
+}
+
+static Command *
+Dispatched(
+    NRE_callback *cb)
+{
+    Command *cmdPtr = DispatchCmd(cb);
+    unsigned i;
+
+    if (cmdPtr == NULL) {
 	return NULL;
     }
     for (i = 0; i < sizeof(known.framed) / sizeof(known.framed[0]); i++) {
@@ -1620,7 +1634,8 @@ Dispatched(
 
 static Method *
 CtxMethod(
-    CallContext *ctx)
+    CallContext *ctx,
+    int procsToo)		/* Also procedure methods. */
 {
     CallChain *chain;
     Method *mPtr;
@@ -1631,7 +1646,7 @@ CtxMethod(
 	    || chain->numChain > 256
 	    || !OKP(mPtr = chain->chain[ctx->index].mPtr)
 	    || !OKP(mPtr->typePtr) || !Ok(s = mPtr->typePtr->name, 1)
-	    || !strcmp(s, "method")) {
+	    || (!procsToo && !strcmp(s, "method"))) {
 	return NULL;		/* Procedure methods have CallFrames. */
     }
     return mPtr;
@@ -1711,6 +1726,27 @@ InsertRaw(
     }
 }
 
+static NRE_callback *
+WalkFrom(
+    Cap *c,
+    int k,
+    NRE_callback *top)		/* Top of the innermost interp's list. */
+{
+    Interp *ip = c->segInterp[k > SP_SEG ? SP_SEG : k], *lp;
+    int l;
+
+    if (ip == NULL) {
+	return (k == 0) ? top : (NRE_callback *) c->tramp[k - 1].root;
+    }
+    for (l = k - 1; l >= 0; l--) {
+	lp = c->segInterp[l > SP_SEG ? SP_SEG : l];
+	if (lp == NULL || lp == ip) {
+	    return (NRE_callback *) c->tramp[l].root;
+	}
+    }
+    return OKP(ip->execEnvPtr) ? ip->execEnvPtr->callbackPtr : top;
+}
+
 static void
 DispatchFrames(
     Cap *c,
@@ -1744,7 +1780,7 @@ DispatchFrames(
 	 * first. A nested trampoline's root is where they end on its side.
 	 */
 
-	cb = (k == 0) ? top : (NRE_callback *) c->tramp[k - 1].root;
+	cb = WalkFrom(c, k, top);
 	for (steps = 0; steps < DISPATCH_STEPS && OKP(cb) && cb != stop;
 		steps++, cb = cb->nextPtr) {
 	    if (cb->procPtr == known.tebcResume) {
@@ -1760,7 +1796,7 @@ DispatchFrames(
 	    }
 	    if (j < 4 && nAdd < DISPATCH_NAMES) {
 		CallContext *ctx = cb->data[known.ctxHolder[j].index];
-		Method *mPtr = CtxMethod(ctx);
+		Method *mPtr = CtxMethod(ctx, 0);
 
 		if (mPtr != NULL) {
 		    add[nAdd].type = TP_TCL_METHOD;
@@ -1864,6 +1900,105 @@ DispatchFrames(
 /*
  *----------------------------------------------------------------------
  *
+ * NameWords --
+ *
+ *	A command word that is not a literal ($obj, $cmd) names nothing by
+ *	itself; DispatchFrames renames it when its command runs C code
+ *	below. The others (and [my], an object's literal name) are mostly
+ *	caught between the word's dispatch and
+ *	the frame its command pushes (a method's or a proc's), where the
+ *	callbacks pushed since the word's bytecode called out tell what it
+ *	resolved to: a TclOO call context (the method it calls, named
+ *	"::Class method" as the method's frame is), or the Dispatch of its
+ *	command, pending or running, whose objv[0] caches the Command. An
+ *	object whose method is not chosen yet, or a word whose callbacks are
+ *	not found, is dropped: the sample stays with the caller.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Renames or removes raw frames of the slot.
+ *
+ * Signal safety: safe; DISPATCH_STEPS callbacks read per word.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+NameWords(
+    Cap *c,
+    NRE_callback *top)
+{
+    int i = 0;
+
+    while (i < c->n) {
+	TpTclRaw *r = &c->raw[i];
+	int k = r->spare & SP_SEG, levels = 0, steps, found = 0, named = 0;
+	int cmdLevel = -1, ctxLevel = -1, literal;
+	NRE_callback *cb, *stop;
+	Command *cmdPtr = NULL;
+	CallContext *ctx = NULL;
+	unsigned j;
+
+	if (r->type != TP_TCL_CMD || r->key != 0 || r->nameLen == 0) {
+	    i++;
+	    continue;
+	}
+	literal = LiteralWord(TpSlotStr(c->ring, c->slot) + r->nameOff,
+		r->nameLen);
+	stop = (k < c->nTramp) ? (NRE_callback *) c->tramp[k].root : NULL;
+	cb = WalkFrom(c, k, top);
+	for (steps = 0; r->anchor != 0 && steps < DISPATCH_STEPS && OKP(cb)
+		&& cb != stop; steps++, cb = cb->nextPtr) {
+	    if (cb->procPtr == known.tebcResume) {
+		found = ((uintptr_t) cb->data[0] == r->anchor);
+		break;
+	    }
+	    if (cb->procPtr == known.nrCommand) {
+		levels++;
+	    } else if (cb->procPtr == known.dispatch) {
+		cmdPtr = DispatchCmd(cb);
+		cmdLevel = levels;
+	    } else {
+		for (j = 0; j < 4 && (cb->procPtr != known.ctxHolder[j].proc
+			|| cb->procPtr == NULL); j++) {
+		}
+		if (j < 4) {
+		    ctx = cb->data[known.ctxHolder[j].index];
+		    ctxLevel = levels;
+		}
+	    }
+	}
+	if (found && levels >= 1) {
+	    Method *mPtr;
+
+	    if (cmdLevel != levels - 1 && levels == 1 && k < c->nTramp) {
+		cmdPtr = DispatchCmd((NRE_callback *) c->tramp[k].cb);
+		cmdLevel = 0;	/* Running: the innermost level. */
+	    }
+	    if (ctxLevel == levels - 1 && (mPtr = CtxMethod(ctx, 1)) != NULL) {
+		Added a = {TP_TCL_METHOD, mPtr, 0};
+
+		named = NameFrame(c, r, &a, ctx);
+	    } else if (!literal && cmdLevel == levels - 1 && cmdPtr != NULL
+		    && cmdPtr->objProc != known.framed[1]) {
+		Added a = {TP_TCL_CMD, cmdPtr, 0};
+
+		named = NameFrame(c, r, &a, NULL);
+	    }
+	}
+	if (named || literal) {
+	    i++;
+	} else {
+	    RemoveRaw(c, i);
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CaptureInterp --
  *
  *	Emits all frames of one interp (its coroutine contexts spliced
@@ -1931,12 +2066,18 @@ CaptureInterp(
 	for (ctx = first; ctx < c->n; ctx++) {
 	    c->raw[ctx].spare = SP_KNOWN;
 	}
+	c->segInterp[0] = (c->n > first) ? iPtr : c->segInterp[0];
 	return;
     }
     outermost = AssignSegments(c, iPtr, first, c->n, claimed);
     outerDefault = outermost < c->nTramp ? outermost + 1 : c->nTramp;
     Resolve(c, first, c->n, outerDefault);
     CheckCreators(c, first, outerDefault);
+    for (ctx = first; ctx < c->n; ctx++) {
+	Interp **sipPtr = &c->segInterp[c->raw[ctx].spare & SP_SEG];
+
+	*sipPtr = (*sipPtr == NULL) ? iPtr : *sipPtr;
+    }
 }
 
 /*
@@ -2096,6 +2237,8 @@ TpInterpCapture(
 	j = depth[i] >= depth[j] ? i : j;
     }
     DispatchFrames(&c, list[j], OKP(list[j]->execEnvPtr)
+	    ? list[j]->execEnvPtr->callbackPtr : NULL);
+    NameWords(&c, OKP(list[j]->execEnvPtr)
 	    ? list[j]->execEnvPtr->callbackPtr : NULL);
     for (i = 0; i < c.n; i++) {
 	int s = c.raw[i].spare & SP_SEG;
@@ -3394,7 +3537,7 @@ TpInterpNextMethod(
     if (!OKP(fp) || !(fp->isProcCallFrame & FRAME_IS_METHOD)
 	    || (how == 2 ? fp != entryFrame : fp->callerPtr != entryFrame)
 	    || !OKP(ctx = fp->clientData) || ctx->index <= 0
-	    || (mPtr = CtxMethod(ctx)) == NULL) {
+	    || (mPtr = CtxMethod(ctx, 0)) == NULL) {
 	return 0;		/* Not after [next], or a procedure. */
     }
     nm.n = 0;

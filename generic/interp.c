@@ -1873,6 +1873,30 @@ DispatchFrames(
 	}
 
 	/*
+	 * The command run may be shown already: by the word when it names
+	 * it (an alias that has pushed its target's level, a C command
+	 * whose callback runs in a nested trampoline), or by the frame it
+	 * has just pushed (apply's lambda, before its body runs).
+	 */
+
+	if (cmdPtr != NULL && inner == 0) {
+	    Name nm;
+
+	    nm.n = 0;
+	    if (r != NULL && r->key == 0 && CmdName(cmdPtr, &nm)
+		    && NamesProc(w, r->nameLen, nm.b, nm.n)) {
+		Added a = {TP_TCL_CMD, cmdPtr, 0};
+
+		NameFrame(c, r, &a, NULL);
+		cmdPtr = NULL;
+	    } else if (k == 0 && i == 0 && c->n > 0
+		    && (c->raw[0].spare & SP_SEG) == 0
+		    && (c->raw[0].flags & TP_RAW_LEAF)) {
+		cmdPtr = NULL;
+	    }
+	}
+
+	/*
 	 * Inner frames, outermost first (each insertion at outerAt goes
 	 * inside the previous one): methods of middle levels, then the
 	 * command run (unless [my]/[next] dispatched a method, shown

@@ -164,6 +164,8 @@ typedef char TpTebcLayoutCheck[(TEBC_OFFSET == 3 * sizeof(void *)) ? 1 : -1];
 				 * low 2 bits = data index. */
 #define SP_PENDING	0x4000	/* Witness met; segment not closed yet. */
 #define SP_KNOWN	0x2000	/* Low bits = segment index. */
+#define SP_GUESS	0x1000	/* Segment guessed by Resolve (no
+				 * witness). */
 #define SP_SEG		0x00ff
 
 /*
@@ -1414,10 +1416,12 @@ Resolve(
 	TpTclRaw *r = &c->raw[i];
 
 	s = r->spare & SP_SEG;
-	if (!(r->spare & SP_KNOWN) && s < inner) {
-	    s = inner;
+	if (!(r->spare & SP_KNOWN)) {
+	    s = (s < inner) ? inner : s;
+	    r->spare = SP_KNOWN | SP_GUESS | s;
+	} else {
+	    r->spare = SP_KNOWN | s;
 	}
-	r->spare = SP_KNOWN | s;
 	inner = s;
     }
 }
@@ -2100,7 +2104,63 @@ CaptureInterp(
     for (ctx = first; ctx < c->n; ctx++) {
 	Interp **sipPtr = &c->segInterp[c->raw[ctx].spare & SP_SEG];
 
-	*sipPtr = (*sipPtr == NULL) ? iPtr : *sipPtr;
+	if (!(c->raw[ctx].spare & SP_GUESS) && *sipPtr == NULL) {
+	    *sipPtr = iPtr;
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Unclash --
+ *
+ *	With several interps, a frame without a witness may have been
+ *	guessed into a trampoline that runs another interp's witnessed
+ *	frames: Resolve puts it just inside its outer neighbour's, but a
+ *	child calling its parent through an alias has its own trampolines in
+ *	between (the parent's proc caught as it starts went above the
+ *	child's proc that called it). Such a frame moves to the nearest
+ *	inner trampoline that no other interp holds, if its inner
+ *	neighbours allow it.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Changes the segments of raw[first..last).
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+Unclash(
+    Cap *c,
+    Interp *iPtr,
+    int first,
+    int last)
+{
+    int i, inner = 0, s, t;
+
+    for (i = first; i < last; i++) {
+	TpTclRaw *r = &c->raw[i];
+	Interp *owner;
+
+	s = r->spare & SP_SEG;
+	owner = c->segInterp[s];
+	if ((r->spare & SP_GUESS) && owner != NULL && owner != iPtr) {
+	    for (t = s - 1; t >= inner; t--) {
+		owner = c->segInterp[t];
+		if (owner == NULL || owner == iPtr) {
+		    r->spare = (r->spare & ~SP_SEG) | t;
+		    s = t;
+		    break;
+		}
+	    }
+	}
+	inner = s;
     }
 }
 
@@ -2208,8 +2268,8 @@ TpInterpCapture(
     const TpRing *ring,
     TpSlot *slot)
 {
-    Interp *list[MAX_INTERPS];
-    int depth[MAX_INTERPS], n, i, j, multi = 0;
+    Interp *list[MAX_INTERPS], *done[MAX_INTERPS];
+    int depth[MAX_INTERPS], from[MAX_INTERPS + 1], n, i, j, multi = 0;
     uint64_t claimed = 0;
     Cap c;
 
@@ -2235,11 +2295,17 @@ TpInterpCapture(
     for (j = 8; j >= 0; j--) {
 	for (i = 0; i < n; i++) {
 	    if (depth[i] == j && !c.full) {
-		multi += (c.n > 0);
+		from[multi] = c.n;
+		done[multi++] = list[i];
 		CaptureInterp(&c, list[i], &claimed);
 	    }
 	}
     }
+    from[multi] = c.n;
+    for (i = 0; multi > 1 && c.nTramp > 1 && i < multi; i++) {
+	Unclash(&c, done[i], from[i], from[i + 1]);
+    }
+    multi = (multi > 1);
 
     /*
      * With several interps, order all frames by segment (stable

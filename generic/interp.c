@@ -2027,6 +2027,69 @@ NameWords(
 /*
  *----------------------------------------------------------------------
  *
+ * EnteringFrames --
+ *
+ *	C code entering Tcl (sqlite calling a [db function] callback
+ *	through Tcl_EvalObjv, a C command calling Tcl_EvalEx) links its
+ *	Tcl frames before the trampoline that will run them is on the C
+ *	stack. They are recognised when the innermost trampoline runs the
+ *	Dispatch of a command (its C function has not returned) and the
+ *	raw frames inner to that command's own word (its bytecode's
+ *	CmdFrame, whose TEBCresume lies below the Dispatch in the callback
+ *	list) are all command levels of an evaluation (a list's or a
+ *	script's), none of them a proc, lambda or method frame, which only
+ *	a running trampoline pushes: they go below the C frames that are
+ *	calling them.
+ *
+ * Results:
+ *	The number of such frames at the start of raw[] (0 if none).
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe; DISPATCH_STEPS callbacks read.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+EnteringFrames(
+    Cap *c)
+{
+    NRE_callback *cb0, *cb;
+    int steps, i;
+
+    int k = 0;
+
+    if (c->nTramp > 1 && c->tramp[0].index == 0) {
+	k = 1;			/* The leaf is a trampoline just entered
+				 * (its registers are not read). */
+    }
+    if (c->nTramp <= k || !OKP(cb0 = (NRE_callback *) c->tramp[k].cb)
+	    || DispatchCmd(cb0) == NULL) {
+	return 0;
+    }
+    for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
+	    cb = cb->nextPtr, steps++) {
+	if (cb->procPtr == known.tebcResume) {
+	    for (i = 0; i < c->n; i++) {
+		if (c->raw[i].type != TP_TCL_CMD) {
+		    return 0;
+		}
+		if (c->raw[i].key == 0
+			&& c->raw[i].anchor == (uintptr_t) cb->data[0]) {
+		    return i;
+		}
+	    }
+	    return 0;
+	}
+    }
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CaptureInterp --
  *
  *	Emits all frames of one interp (its coroutine contexts spliced
@@ -2270,6 +2333,7 @@ TpInterpCapture(
 {
     Interp *list[MAX_INTERPS], *done[MAX_INTERPS];
     int depth[MAX_INTERPS], from[MAX_INTERPS + 1], n, i, j, multi = 0;
+    int nEnter;
     uint64_t claimed = 0;
     Cap c;
 
@@ -2326,14 +2390,28 @@ TpInterpCapture(
     for (i = j = 0; i < n; i++) {
 	j = depth[i] >= depth[j] ? i : j;
     }
+
+    /*
+     * Frames being entered from C are set apart while the others are
+     * named from the callbacks (they are no command's word).
+     */
+
+    nEnter = EnteringFrames(&c);
+    c.raw += nEnter;
+    c.n -= nEnter;
+    c.max -= nEnter;
     DispatchFrames(&c, list[j], OKP(list[j]->execEnvPtr)
 	    ? list[j]->execEnvPtr->callbackPtr : NULL);
     NameWords(&c, OKP(list[j]->execEnvPtr)
 	    ? list[j]->execEnvPtr->callbackPtr : NULL);
+    c.raw -= nEnter;
+    c.n += nEnter;
+    c.max += nEnter;
     for (i = 0; i < c.n; i++) {
 	int s = c.raw[i].spare & SP_SEG;
 
-	c.raw[i].anchor = s < c.nTramp ? ANCHOR(&c.tramp[s]) : 0;
+	c.raw[i].anchor = (i < nEnter) ? TP_ANCHOR_LEAF
+		: s < c.nTramp ? ANCHOR(&c.tramp[s]) : 0;
 	c.raw[i].spare = 0;
     }
     slot->nTcl = c.n;

@@ -117,7 +117,11 @@ typedef enum {
  *     the owner's SP;
  *   trace mode: the stack address recorded by the enter trace
  *     (__builtin_frame_address + a calibrated delta).
+ * TP_ANCHOR_LEAF: a frame that C code is entering, whose trampoline is not
+ * on the C stack yet: it goes below the C leaf.
  */
+
+#define TP_ANCHOR_LEAF		((uintptr_t) 1)
 
 typedef struct TpTclRaw {
     uintptr_t key;		/* Identity for de-duplication (Proc *,

@@ -1881,4 +1881,22 @@ TpTraceCapture(
     if (nBlocks > 1) {
 	OrderByAnchor(ring, slot, blocks, nBlocks);
     }
+
+    /*
+     * A frame whose trampoline lies deeper than every one on the C stack
+     * is being entered from C (its trampoline is not there yet): it goes
+     * below the C frames calling it, not under the outer trampoline.
+     */
+
+    if (slot->nTramp > 0) {
+	const TpTramp *tramps = TpSlotTramps(ring, slot);
+	TpTclRaw *r = TpSlotTcl(ring, slot);
+	uint32_t k;
+
+	for (k = 0; k < slot->nTcl && r[k].anchor != 0
+		&& r[k].anchor != TP_ANCHOR_LEAF
+		&& r[k].anchor < tramps[0].sp; k++) {
+	    r[k].anchor = TP_ANCHOR_LEAF;
+	}
+    }
 }

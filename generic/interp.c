@@ -3770,3 +3770,69 @@ TpInterpTraceInProgress(
 {
     return (((Interp *) interp)->flags & INTERP_TRACE_IN_PROGRESS) != 0;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpProcFrames, TpInterpFrameLive --
+ *
+ *	Trace mode knows only the commands entered while its trace exists.
+ *	TpInterpProcFrames lists the proc, lambda and method frames active
+ *	when it starts (innermost first, not in a coroutine); the handler
+ *	shows those still live (TpInterpFrameLive: on the interp's current
+ *	CallFrame chain) outside the traced ones.
+ *
+ * Results:
+ *	TpInterpProcFrames: the number of frames stored in frames[].
+ *	TpInterpFrameLive: 1 if framePtr is on the chain.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: TpInterpFrameLive is safe (bounded walk, checked
+ *	pointers).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpProcFrames(
+    Tcl_Interp *interp,
+    void **frames,
+    int max)
+{
+    Interp *iPtr = (Interp *) interp;
+    CallFrame *fp = iPtr->framePtr;
+    int n = 0, steps = 0;
+
+    if (iPtr->execEnvPtr->corPtr != NULL) {
+	return 0;
+    }
+    for (; fp != NULL && fp->callerPtr != NULL && n < max
+	    && steps++ < MAX_CHAIN; fp = fp->callerPtr) {
+	if ((fp->isProcCallFrame & FRAME_IS_PROC) && fp->procPtr != NULL) {
+	    frames[n++] = fp;
+	}
+    }
+    return n;
+}
+
+int
+TpInterpFrameLive(
+    Tcl_Interp *interp,
+    void *framePtr)
+{
+    CallFrame *fp;
+    int steps = 0;
+
+    if (!OKP(interp)) {
+	return 0;
+    }
+    for (fp = ((Interp *) interp)->framePtr; OKP(fp) && steps++ < MAX_CHAIN;
+	    fp = fp->callerPtr) {
+	if (fp == framePtr) {
+	    return 1;
+	}
+    }
+    return 0;
+}

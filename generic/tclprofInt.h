@@ -387,6 +387,9 @@ MODULE_SCOPE int	TpInterpNextMethod(Tcl_Interp *interp,
 						 * [next] runs. */
 MODULE_SCOPE void *	TpInterpNreProc(Tcl_Command token);
 MODULE_SCOPE int	TpInterpTraceInProgress(Tcl_Interp *interp);
+MODULE_SCOPE int	TpInterpProcFrames(Tcl_Interp *interp, void **frames,
+			    int max);
+MODULE_SCOPE int	TpInterpFrameLive(Tcl_Interp *interp, void *framePtr);
 						/* Signal-safe. Running an
 						 * execution trace. */
 

@@ -100,6 +100,7 @@
 #define TP_TRACE_HINTS	4096		/* Coroutine -> stack hints (a power
 					 * of 2). */
 #define TP_CORO_LEVELS	8		/* A coroutine stack's first size. */
+#define TP_TRACE_BASE	256		/* Frames active at start kept. */
 #define TP_TRACE_SITES	4096		/* Call sites remembered (a power
 					 * of 2). */
 #define TP_TRACE_INTERPS 16		/* Interps traced: the profiled one
@@ -228,6 +229,10 @@ struct TpTraceState {
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
+    void *baseFrame[TP_TRACE_BASE];/* Proc frames active at start,
+				 * innermost first... */
+    TraceCmd *baseCmd[TP_TRACE_BASE];/* ... their commands... */
+    int nBase;			/* ... and how many. */
     uintptr_t calFrame;		/* Calibration: frame address seen. */
     uintptr_t trampLo, trampHi;	/* TclNRRunCallbacks, for calibration. */
 };
@@ -1381,6 +1386,24 @@ TpTraceStart(
 	    "::oo::Helpers::nextto", NULL, TCL_GLOBAL_ONLY));
     Tcl_ResetResult(interp);
 
+    /*
+     * The procs running when the trace starts: never entered under it,
+     * shown (while they last) outside the commands it sees.
+     */
+
+    {
+	int i, n = TpInterpProcFrames(interp, ts->baseFrame, TP_TRACE_BASE);
+
+	for (i = 0; i < n; i++) {
+	    TraceCmd *tc = FrameCmd(ts, interp, ts->baseFrame[i]);
+
+	    if (tc != NULL) {
+		ts->baseFrame[ts->nBase] = ts->baseFrame[i];
+		ts->baseCmd[ts->nBase++] = tc;
+	    }
+	}
+    }
+
     AddInterp(ts, interp);
     Tcl_CreateObjCommand(interp, "::tclprof::Calibrate", CalibrateCmd, ts,
 	    NULL);
@@ -1749,8 +1772,17 @@ CaptureInterp(
 	hi = base + TP_TRACE_LEVELS - 1;
 	slot->flags |= TP_SLOT_TCLTRUNC;
     }
-    if (corPtr == NULL) {
-	CopyStack(ts, interp, ti->main, NULL, 1, hi, top, 0, ring, slot);
+    if (corPtr == NULL
+	    && CopyStack(ts, interp, ti->main, NULL, 1, hi, top, 0, ring, slot)
+	    && ti == &ts->interps[0]) {
+	int i;
+
+	for (i = 0; i < ts->nBase; i++) {
+	    if (TpInterpFrameLive(interp, ts->baseFrame[i])
+		    && !EmitCmd(ts->baseCmd[i], 0, ring, slot)) {
+		break;
+	    }
+	}
     }
 }
 

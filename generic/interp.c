@@ -143,7 +143,9 @@ typedef char TpTebcLayoutCheck[(TEBC_OFFSET == 3 * sizeof(void *)) ? 1 : -1];
 
 #define MAX_CALLBACKS	32768	/* Callbacks read per interp per sample. */
 #define MAX_CHAIN	4096	/* CallFrames/CmdFrames per context. */
-#define MAX_CONTEXTS	64	/* Nested coroutines per interp. */
+#define MAX_CONTEXTS	TP_MAX_DEPTH	/* Nested coroutines per interp: each
+				 * emits at least its marker, so the slot
+				 * fills first. */
 #define MAX_INTERPS	8	/* Active interps (parent + children). */
 #define MAX_CHILDREN	256	/* Hash entries scanned per childTable. */
 #define MAX_CREATORS	64	/* Commands checked for a nested entry. */
@@ -162,6 +164,8 @@ typedef char TpTebcLayoutCheck[(TEBC_OFFSET == 3 * sizeof(void *)) ? 1 : -1];
 				 * low 2 bits = data index. */
 #define SP_PENDING	0x4000	/* Witness met; segment not closed yet. */
 #define SP_KNOWN	0x2000	/* Low bits = segment index. */
+#define SP_GUESS	0x1000	/* Segment guessed by Resolve (no
+				 * witness). */
 #define SP_SEG		0x00ff
 
 /*
@@ -189,6 +193,8 @@ typedef struct Cap {
     Cache cache[16];
     uint64_t rootMet;		/* Bit k: tramp[k].root was met in a
 				 * callback list, so it is a live record. */
+    Interp *segInterp[SP_SEG + 1];/* The interp whose frames a segment
+				 * holds, NULL if none. */
     int nCreators;
     struct {
 	CmdFrame *cf;		/* A command that pushed CallFrames... */
@@ -1414,10 +1420,12 @@ Resolve(
 	TpTclRaw *r = &c->raw[i];
 
 	s = r->spare & SP_SEG;
-	if (!(r->spare & SP_KNOWN) && s < inner) {
-	    s = inner;
+	if (!(r->spare & SP_KNOWN)) {
+	    s = (s < inner) ? inner : s;
+	    r->spare = SP_KNOWN | SP_GUESS | s;
+	} else {
+	    r->spare = SP_KNOWN | s;
 	}
-	r->spare = SP_KNOWN | s;
 	inner = s;
     }
 }
@@ -1594,14 +1602,13 @@ CheckCreators(
 #define DISPATCH_NAMES	4	/* Frames a trampoline can add. */
 
 static Command *
-Dispatched(
+DispatchCmd(
     NRE_callback *cb)
 {
     Tcl_Obj *const *objv;
     Tcl_Obj *o;
     ResolvedCmdNamePrefix *res;
     Command *cmdPtr;
-    unsigned i;
 
     if (known.dispatch == NULL || !OKP(cb) || cb->procPtr != known.dispatch
 	    || PTR2INT(cb->data[2]) < 1 || !OKP(objv = cb->data[3])
@@ -1610,6 +1617,19 @@ Dispatched(
 	    || !OKP(cmdPtr = res->cmdPtr)
 	    || ((void *) cmdPtr->objProc != cb->data[0]
 		&& (void *) cmdPtr->nreProc != cb->data[0])) {
+	return NULL;
+    }
+    return cmdPtr;
+}
+
+static Command *
+Dispatched(
+    NRE_callback *cb)
+{
+    Command *cmdPtr = DispatchCmd(cb);
+    unsigned i;
+
+    if (cmdPtr == NULL) {
 	return NULL;
     }
     for (i = 0; i < sizeof(known.framed) / sizeof(known.framed[0]); i++) {
@@ -1622,7 +1642,8 @@ Dispatched(
 
 static Method *
 CtxMethod(
-    CallContext *ctx)
+    CallContext *ctx,
+    int procsToo)		/* Also procedure methods. */
 {
     CallChain *chain;
     Method *mPtr;
@@ -1633,7 +1654,7 @@ CtxMethod(
 	    || chain->numChain > 256
 	    || !OKP(mPtr = chain->chain[ctx->index].mPtr)
 	    || !OKP(mPtr->typePtr) || !Ok(s = mPtr->typePtr->name, 1)
-	    || !strcmp(s, "method")) {
+	    || (!procsToo && !strcmp(s, "method"))) {
 	return NULL;		/* Procedure methods have CallFrames. */
     }
     return mPtr;
@@ -1753,6 +1774,58 @@ RootProven(
     return 0;
 }
 
+/*
+ * WalkFrom --
+ *
+ *	Where DispatchFrames starts reading the callbacks trampoline k
+ *	pushed since it called C: the top of the list for the innermost, else
+ *	the root of the next inner trampoline of the same interp (a child
+ *	interp's trampolines in between have lists of their own), once
+ *	proven a live record. Signal-safe.
+ *
+ * Results:
+ *	1 and *cbPtr, or 0 if the start cannot be proven.
+ */
+
+static int
+WalkFrom(
+    Cap *c,
+    int k,
+    NRE_callback *top,		/* Top of the innermost interp's list. */
+    NRE_callback **cbPtr)
+{
+    Interp *ip = c->segInterp[k > SP_SEG ? SP_SEG : k], *lp;
+    NRE_callback *listTop = top;
+    int l;
+
+    if (ip == NULL) {
+	l = k - 1;
+    } else {
+	for (l = k - 1; l >= 0; l--) {
+	    lp = c->segInterp[l > SP_SEG ? SP_SEG : l];
+	    if (lp == NULL || lp == ip) {
+		if (lp != NULL && OKP(lp->execEnvPtr)) {
+		    listTop = lp->execEnvPtr->callbackPtr;
+		}
+		break;
+	    }
+	}
+	if (l < 0) {
+	    *cbPtr = OKP(ip->execEnvPtr) ? ip->execEnvPtr->callbackPtr : top;
+	    return 1;
+	}
+    }
+    if (l < 0) {
+	*cbPtr = top;
+	return 1;
+    }
+    if (!RootProven(c, l, listTop)) {
+	return 0;
+    }
+    *cbPtr = (NRE_callback *) c->tramp[l].root;
+    return 1;
+}
+
 static void
 DispatchFrames(
     Cap *c,
@@ -1786,11 +1859,7 @@ DispatchFrames(
 	 * first. A nested trampoline's root is where they end on its side.
 	 */
 
-	if (k == 0) {
-	    cb = top;
-	} else if (RootProven(c, k - 1, top)) {
-	    cb = (NRE_callback *) c->tramp[k - 1].root;
-	} else {
+	if (!WalkFrom(c, k, top, &cb)) {
 	    continue;
 	}
 	for (steps = 0; steps < DISPATCH_STEPS && OKP(cb) && cb != stop;
@@ -1808,7 +1877,7 @@ DispatchFrames(
 	    }
 	    if (j < 4 && nAdd < DISPATCH_NAMES) {
 		CallContext *ctx = cb->data[known.ctxHolder[j].index];
-		Method *mPtr = CtxMethod(ctx);
+		Method *mPtr = CtxMethod(ctx, 0);
 
 		if (mPtr != NULL) {
 		    add[nAdd].type = TP_TCL_METHOD;
@@ -1885,6 +1954,30 @@ DispatchFrames(
 	}
 
 	/*
+	 * The command run may be shown already: by the word when it names
+	 * it (an alias that has pushed its target's level, a C command
+	 * whose callback runs in a nested trampoline), or by the frame it
+	 * has just pushed (apply's lambda, before its body runs).
+	 */
+
+	if (cmdPtr != NULL && inner == 0) {
+	    Name nm;
+
+	    nm.n = 0;
+	    if (r != NULL && r->key == 0 && CmdName(cmdPtr, &nm)
+		    && NamesProc(w, r->nameLen, nm.b, nm.n)) {
+		Added a = {TP_TCL_CMD, cmdPtr, 0};
+
+		NameFrame(c, r, &a, NULL);
+		cmdPtr = NULL;
+	    } else if (k == 0 && i == 0 && c->n > 0
+		    && (c->raw[0].spare & SP_SEG) == 0
+		    && (c->raw[0].flags & TP_RAW_LEAF)) {
+		cmdPtr = NULL;
+	    }
+	}
+
+	/*
 	 * Inner frames, outermost first (each insertion at outerAt goes
 	 * inside the previous one): methods of middle levels, then the
 	 * command run (unless [my]/[next] dispatched a method, shown
@@ -1907,6 +2000,170 @@ DispatchFrames(
 	    }
 	}
     }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * NameWords --
+ *
+ *	A command word that is not a literal ($obj, $cmd) names nothing by
+ *	itself; DispatchFrames renames it when its command runs C code
+ *	below. The others (and [my], an object's literal name) are mostly
+ *	caught between the word's dispatch and
+ *	the frame its command pushes (a method's or a proc's), where the
+ *	callbacks pushed since the word's bytecode called out tell what it
+ *	resolved to: a TclOO call context (the method it calls, named
+ *	"::Class method" as the method's frame is), or the Dispatch of its
+ *	command, pending or running, whose objv[0] caches the Command. An
+ *	object whose method is not chosen yet, or a word whose callbacks are
+ *	not found, is dropped: the sample stays with the caller.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Renames or removes raw frames of the slot.
+ *
+ * Signal safety: safe; DISPATCH_STEPS callbacks read per word.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+NameWords(
+    Cap *c,
+    NRE_callback *top)
+{
+    int i = 0;
+
+    while (i < c->n) {
+	TpTclRaw *r = &c->raw[i];
+	int k = r->spare & SP_SEG, levels = 0, steps, found = 0, named = 0;
+	int cmdLevel = -1, ctxLevel = -1, literal;
+	NRE_callback *cb, *stop;
+	Command *cmdPtr = NULL;
+	CallContext *ctx = NULL;
+	unsigned j;
+
+	if (r->type != TP_TCL_CMD || r->key != 0 || r->nameLen == 0) {
+	    i++;
+	    continue;
+	}
+	literal = LiteralWord(TpSlotStr(c->ring, c->slot) + r->nameOff,
+		r->nameLen);
+	stop = (k < c->nTramp) ? (NRE_callback *) c->tramp[k].root : NULL;
+	if (!WalkFrom(c, k, top, &cb)) {
+	    cb = NULL;		/* Not proven: not read. */
+	}
+	for (steps = 0; r->anchor != 0 && steps < DISPATCH_STEPS && OKP(cb)
+		&& cb != stop; steps++, cb = cb->nextPtr) {
+	    if (cb->procPtr == known.tebcResume) {
+		found = ((uintptr_t) cb->data[0] == r->anchor);
+		break;
+	    }
+	    if (cb->procPtr == known.nrCommand) {
+		levels++;
+	    } else if (cb->procPtr == known.dispatch) {
+		cmdPtr = DispatchCmd(cb);
+		cmdLevel = levels;
+	    } else {
+		for (j = 0; j < 4 && (cb->procPtr != known.ctxHolder[j].proc
+			|| cb->procPtr == NULL); j++) {
+		}
+		if (j < 4) {
+		    ctx = cb->data[known.ctxHolder[j].index];
+		    ctxLevel = levels;
+		}
+	    }
+	}
+	if (found && levels >= 1) {
+	    Method *mPtr;
+
+	    if (cmdLevel != levels - 1 && levels == 1 && k < c->nTramp) {
+		cmdPtr = DispatchCmd((NRE_callback *) c->tramp[k].cb);
+		cmdLevel = 0;	/* Running: the innermost level. */
+	    }
+	    if (ctxLevel == levels - 1 && (mPtr = CtxMethod(ctx, 1)) != NULL) {
+		Added a = {TP_TCL_METHOD, mPtr, 0};
+
+		named = NameFrame(c, r, &a, ctx);
+	    } else if (!literal && cmdLevel == levels - 1 && cmdPtr != NULL
+		    && cmdPtr->objProc != known.framed[1]) {
+		Added a = {TP_TCL_CMD, cmdPtr, 0};
+
+		named = NameFrame(c, r, &a, NULL);
+	    }
+	}
+	if (named || literal) {
+	    i++;
+	} else {
+	    RemoveRaw(c, i);
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * EnteringFrames --
+ *
+ *	C code entering Tcl (sqlite calling a [db function] callback
+ *	through Tcl_EvalObjv, a C command calling Tcl_EvalEx) links its
+ *	Tcl frames before the trampoline that will run them is on the C
+ *	stack. They are recognised when the innermost trampoline runs the
+ *	Dispatch of a command (its C function has not returned) and the
+ *	raw frames inner to that command's own word (its bytecode's
+ *	CmdFrame, whose TEBCresume lies below the Dispatch in the callback
+ *	list) are all command levels of an evaluation (a list's or a
+ *	script's), none of them a proc, lambda or method frame, which only
+ *	a running trampoline pushes: they go below the C frames that are
+ *	calling them.
+ *
+ * Results:
+ *	The number of such frames at the start of raw[] (0 if none).
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe; DISPATCH_STEPS callbacks read.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+EnteringFrames(
+    Cap *c)
+{
+    NRE_callback *cb0, *cb;
+    int steps, i;
+
+    int k = 0;
+
+    if (c->nTramp > 1 && c->tramp[0].index == 0) {
+	k = 1;			/* The leaf is a trampoline just entered
+				 * (its registers are not read). */
+    }
+    if (c->nTramp <= k || !OKP(cb0 = (NRE_callback *) c->tramp[k].cb)
+	    || DispatchCmd(cb0) == NULL) {
+	return 0;
+    }
+    for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
+	    cb = cb->nextPtr, steps++) {
+	if (cb->procPtr == known.tebcResume) {
+	    for (i = 0; i < c->n; i++) {
+		if (c->raw[i].type != TP_TCL_CMD) {
+		    return 0;
+		}
+		if (c->raw[i].key == 0
+			&& c->raw[i].anchor == (uintptr_t) cb->data[0]) {
+		    return i;
+		}
+	    }
+	    return 0;
+	}
+    }
+    return 0;
 }
 
 /*
@@ -1950,6 +2207,10 @@ CaptureInterp(
 	if (corPtr == NULL) {
 	    break;
 	}
+	if (ctx + 1 == MAX_CONTEXTS) {
+	    c->slot->flags |= TP_SLOT_TCLTRUNC;	/* Outer contexts cut. */
+	    break;
+	}
 	if (!OKP(corPtr) || corPtr->eePtr != ee) {
 	    c->slot->flags |= TP_SLOT_TCLERR;
 	    break;
@@ -1975,12 +2236,74 @@ CaptureInterp(
 	for (ctx = first; ctx < c->n; ctx++) {
 	    c->raw[ctx].spare = SP_KNOWN;
 	}
+	c->segInterp[0] = (c->n > first) ? iPtr : c->segInterp[0];
 	return;
     }
     outermost = AssignSegments(c, iPtr, first, c->n, claimed);
     outerDefault = outermost < c->nTramp ? outermost + 1 : c->nTramp;
     Resolve(c, first, c->n, outerDefault);
     CheckCreators(c, first, outerDefault);
+    for (ctx = first; ctx < c->n; ctx++) {
+	Interp **sipPtr = &c->segInterp[c->raw[ctx].spare & SP_SEG];
+
+	if (!(c->raw[ctx].spare & SP_GUESS) && *sipPtr == NULL) {
+	    *sipPtr = iPtr;
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Unclash --
+ *
+ *	With several interps, a frame without a witness may have been
+ *	guessed into a trampoline that runs another interp's witnessed
+ *	frames: Resolve puts it just inside its outer neighbour's, but a
+ *	child calling its parent through an alias has its own trampolines in
+ *	between (the parent's proc caught as it starts went above the
+ *	child's proc that called it). Such a frame moves to the nearest
+ *	inner trampoline that no other interp holds, if its inner
+ *	neighbours allow it.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Changes the segments of raw[first..last).
+ *
+ * Signal safety: safe.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+Unclash(
+    Cap *c,
+    Interp *iPtr,
+    int first,
+    int last)
+{
+    int i, inner = 0, s, t;
+
+    for (i = first; i < last; i++) {
+	TpTclRaw *r = &c->raw[i];
+	Interp *owner;
+
+	s = r->spare & SP_SEG;
+	owner = c->segInterp[s];
+	if ((r->spare & SP_GUESS) && owner != NULL && owner != iPtr) {
+	    for (t = s - 1; t >= inner; t--) {
+		owner = c->segInterp[t];
+		if (owner == NULL || owner == iPtr) {
+		    r->spare = (r->spare & ~SP_SEG) | t;
+		    s = t;
+		    break;
+		}
+	    }
+	}
+	inner = s;
+    }
 }
 
 /*
@@ -2087,8 +2410,9 @@ TpInterpCapture(
     const TpRing *ring,
     TpSlot *slot)
 {
-    Interp *list[MAX_INTERPS];
-    int depth[MAX_INTERPS], n, i, j, multi = 0;
+    Interp *list[MAX_INTERPS], *done[MAX_INTERPS];
+    int depth[MAX_INTERPS], from[MAX_INTERPS + 1], n, i, j, multi = 0;
+    int nEnter;
     uint64_t claimed = 0;
     Cap c;
 
@@ -2114,11 +2438,17 @@ TpInterpCapture(
     for (j = 8; j >= 0; j--) {
 	for (i = 0; i < n; i++) {
 	    if (depth[i] == j && !c.full) {
-		multi += (c.n > 0);
+		from[multi] = c.n;
+		done[multi++] = list[i];
 		CaptureInterp(&c, list[i], &claimed);
 	    }
 	}
     }
+    from[multi] = c.n;
+    for (i = 0; multi > 1 && c.nTramp > 1 && i < multi; i++) {
+	Unclash(&c, done[i], from[i], from[i + 1]);
+    }
+    multi = (multi > 1);
 
     /*
      * With several interps, order all frames by segment (stable
@@ -2139,12 +2469,28 @@ TpInterpCapture(
     for (i = j = 0; i < n; i++) {
 	j = depth[i] >= depth[j] ? i : j;
     }
+
+    /*
+     * Frames being entered from C are set apart while the others are
+     * named from the callbacks (they are no command's word).
+     */
+
+    nEnter = EnteringFrames(&c);
+    c.raw += nEnter;
+    c.n -= nEnter;
+    c.max -= nEnter;
     DispatchFrames(&c, list[j], OKP(list[j]->execEnvPtr)
 	    ? list[j]->execEnvPtr->callbackPtr : NULL);
+    NameWords(&c, OKP(list[j]->execEnvPtr)
+	    ? list[j]->execEnvPtr->callbackPtr : NULL);
+    c.raw -= nEnter;
+    c.n += nEnter;
+    c.max += nEnter;
     for (i = 0; i < c.n; i++) {
 	int s = c.raw[i].spare & SP_SEG;
 
-	c.raw[i].anchor = s < c.nTramp ? ANCHOR(&c.tramp[s]) : 0;
+	c.raw[i].anchor = (i < nEnter) ? TP_ANCHOR_LEAF
+		: s < c.nTramp ? ANCHOR(&c.tramp[s]) : 0;
 	c.raw[i].spare = 0;
     }
     slot->nTcl = c.n;
@@ -3883,7 +4229,7 @@ TpInterpNextMethod(
     if (!OKP(fp) || !(fp->isProcCallFrame & FRAME_IS_METHOD)
 	    || (how == 2 ? fp != entryFrame : fp->callerPtr != entryFrame)
 	    || !OKP(ctx = fp->clientData) || ctx->index <= 0
-	    || (mPtr = CtxMethod(ctx)) == NULL) {
+	    || (mPtr = CtxMethod(ctx, 0)) == NULL) {
 	return 0;		/* Not after [next], or a procedure. */
     }
     nm.n = 0;
@@ -3947,4 +4293,70 @@ TpInterpTraceInProgress(
     Tcl_Interp *interp)
 {
     return (((Interp *) interp)->flags & INTERP_TRACE_IN_PROGRESS) != 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpProcFrames, TpInterpFrameLive --
+ *
+ *	Trace mode knows only the commands entered while its trace exists.
+ *	TpInterpProcFrames lists the proc, lambda and method frames active
+ *	when it starts (innermost first, not in a coroutine); the handler
+ *	shows those still live (TpInterpFrameLive: on the interp's current
+ *	CallFrame chain) outside the traced ones.
+ *
+ * Results:
+ *	TpInterpProcFrames: the number of frames stored in frames[].
+ *	TpInterpFrameLive: 1 if framePtr is on the chain.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: TpInterpFrameLive is safe (bounded walk, checked
+ *	pointers).
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpProcFrames(
+    Tcl_Interp *interp,
+    void **frames,
+    int max)
+{
+    Interp *iPtr = (Interp *) interp;
+    CallFrame *fp = iPtr->framePtr;
+    int n = 0, steps = 0;
+
+    if (iPtr->execEnvPtr->corPtr != NULL) {
+	return 0;
+    }
+    for (; fp != NULL && fp->callerPtr != NULL && n < max
+	    && steps++ < MAX_CHAIN; fp = fp->callerPtr) {
+	if ((fp->isProcCallFrame & FRAME_IS_PROC) && fp->procPtr != NULL) {
+	    frames[n++] = fp;
+	}
+    }
+    return n;
+}
+
+int
+TpInterpFrameLive(
+    Tcl_Interp *interp,
+    void *framePtr)
+{
+    CallFrame *fp;
+    int steps = 0;
+
+    if (!OKP(interp)) {
+	return 0;
+    }
+    for (fp = ((Interp *) interp)->framePtr; OKP(fp) && steps++ < MAX_CHAIN;
+	    fp = fp->callerPtr) {
+	if (fp == framePtr) {
+	    return 1;
+	}
+    }
+    return 0;
 }

@@ -87,7 +87,9 @@ TpMergeSlot(
 	const TpTclRaw *f = &tcl[nTcl - 1 - i];
 	int found = -1;
 
-	if (nTramp == 1) {
+	if (f->anchor == TP_ANCHOR_LEAF) {
+	    found = nTramp;	/* Below the C leaf (left over). */
+	} else if (nTramp == 1) {
 	    found = 0;
 	} else if (f->anchor != 0) {
 	    for (j = 0; j < nTramp; j++) {

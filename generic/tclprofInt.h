@@ -117,7 +117,11 @@ typedef enum {
  *     the owner's SP;
  *   trace mode: the stack address recorded by the enter trace
  *     (__builtin_frame_address + a calibrated delta).
+ * TP_ANCHOR_LEAF: a frame that C code is entering, whose trampoline is not
+ * on the C stack yet: it goes below the C leaf.
  */
+
+#define TP_ANCHOR_LEAF		((uintptr_t) 1)
 
 typedef struct TpTclRaw {
     uintptr_t key;		/* Identity for de-duplication (Proc *,
@@ -470,6 +474,9 @@ MODULE_SCOPE int	TpInterpNextMethod(Tcl_Interp *interp,
 						 * [next] runs. */
 MODULE_SCOPE void *	TpInterpNreProc(Tcl_Command token);
 MODULE_SCOPE int	TpInterpTraceInProgress(Tcl_Interp *interp);
+MODULE_SCOPE int	TpInterpProcFrames(Tcl_Interp *interp, void **frames,
+			    int max);
+MODULE_SCOPE int	TpInterpFrameLive(Tcl_Interp *interp, void *framePtr);
 						/* Signal-safe. Running an
 						 * execution trace. */
 

@@ -94,7 +94,13 @@
 #include <string.h>
 
 #define TP_TRACE_LEVELS	TP_MAX_DEPTH	/* Levels kept per shadow stack. */
-#define TP_TRACE_COROS	64		/* Coroutine stacks kept. */
+#define TP_TRACE_COROS	2048		/* Coroutine stacks kept: more than
+					 * a chain of coroutines deep enough
+					 * to fill -maxdepth. */
+#define TP_TRACE_HINTS	4096		/* Coroutine -> stack hints (a power
+					 * of 2). */
+#define TP_CORO_LEVELS	8		/* A coroutine stack's first size. */
+#define TP_TRACE_BASE	256		/* Frames active at start kept. */
 #define TP_TRACE_SITES	4096		/* Call sites remembered (a power
 					 * of 2). */
 #define TP_TRACE_INTERPS 16		/* Interps traced: the profiled one
@@ -162,8 +168,12 @@ typedef struct SiteEntry {
 typedef struct CoroStack {
     void *corPtr;		/* Coroutine owning it, or NULL. */
     uint64_t lastUse;
-    ShadowEntry *e;		/* TP_TRACE_LEVELS entries; e[0] is the
-				 * coroutine's body command. */
+    ShadowEntry *e;		/* nLevels entries; e[0] is the coroutine's
+				 * body command. Grown (never shrunk) by
+				 * TraceProc: e is stored before nLevels,
+				 * so the handler, which interrupts this
+				 * thread, never reads past the end. */
+    volatile int nLevels;
     TraceCmd *marker;		/* "coroutine NAME" (TP_TCL_CORO). */
     Tcl_Command token;		/* The coroutine's command, and its name */
     const char *tailPtr;	/* when marker was made (renames). */
@@ -203,7 +213,13 @@ struct TpTraceState {
 				 * have no objProc). */
     const Tcl_ObjType *lambdaType;/* apply's lambda Tcl_ObjType. */
     Tcl_HashTable byName;	/* Method call name -> TraceCmd. */
-    CoroStack coros[TP_TRACE_COROS];
+    CoroStack *coros;		/* TP_TRACE_COROS stacks, the first nCoros
+				 * of them used... */
+    volatile int nCoros;
+    uint16_t *hints;		/* ... and hints[hash(corPtr)] - 1 is the
+				 * index of corPtr's stack, most often: the
+				 * lookup costs the same whatever the number
+				 * of live coroutines. */
     SiteEntry *sites;		/* TP_TRACE_SITES entries. */
     uint64_t useClock;
     uint64_t seq;		/* Commands entered. */
@@ -213,6 +229,10 @@ struct TpTraceState {
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
+    void *baseFrame[TP_TRACE_BASE];/* Proc frames active at start,
+				 * innermost first... */
+    TraceCmd *baseCmd[TP_TRACE_BASE];/* ... their commands... */
+    int nBase;			/* ... and how many. */
     uintptr_t calFrame;		/* Calibration: frame address seen. */
     const TpUnwindConfig *cfg;	/* The trampolines, for calibration. */
 };
@@ -570,19 +590,81 @@ SiteHash(
  *----------------------------------------------------------------------
  */
 
+static inline unsigned
+CoroHash(
+    const void *corPtr)
+{
+    return (unsigned) (((uint64_t) (uintptr_t) corPtr
+	    * 0x9E3779B97F4A7C15u) >> 40) & (TP_TRACE_HINTS - 1);
+}
+
 static CoroStack *
 FindCoro(
     TpTraceState *ts,
     void *corPtr)
 {
-    int i;
+    int i, n = ts->nCoros, h = ts->hints[CoroHash(corPtr)] - 1;
 
-    for (i = 0; i < TP_TRACE_COROS; i++) {
+    if (h >= 0 && h < n && ts->coros[h].corPtr == corPtr) {
+	return &ts->coros[h];
+    }
+    for (i = 0; i < n; i++) {
 	if (ts->coros[i].corPtr == corPtr) {
 	    return &ts->coros[i];
 	}
     }
     return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * GrowCoro --
+ *
+ *	Makes a coroutine's shadow stack hold at least `want` levels (at
+ *	most TP_TRACE_LEVELS).
+ *
+ * Results:
+ *	1 if it does, 0 if want is out of range.
+ *
+ * Side effects:
+ *	May replace cs->e by a larger copy. The handler runs on this
+ *	thread: it sees the old array or the new one, never a freed one.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+GrowCoro(
+    CoroStack *cs,
+    int want)
+{
+    ShadowEntry *e, *old = cs->e;
+    int n = cs->nLevels;
+
+    if (want <= n) {
+	return 1;
+    }
+    if (want > TP_TRACE_LEVELS) {
+	return 0;
+    }
+    while (n < want) {
+	n = (n < TP_CORO_LEVELS) ? TP_CORO_LEVELS : 2 * n;
+    }
+    n = (n > TP_TRACE_LEVELS) ? TP_TRACE_LEVELS : n;
+    e = calloc((size_t) n, sizeof(ShadowEntry));
+    if (e == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    if (old != NULL) {
+	memcpy(e, old, sizeof(ShadowEntry) * (size_t) cs->nLevels);
+    }
+    cs->e = e;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cs->nLevels = n;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    free(old);
+    return 1;
 }
 
 /*
@@ -611,31 +693,37 @@ CoroStackFor(
     void *corPtr)
 {
     int i, lru = 0;
-    CoroStack *cs = NULL;
+    CoroStack *cs;
     Tcl_Command token = TpInterpCoroutineCommand(corPtr);
     const char *tail;
 
     ts->useClock++;
-    for (i = 0; i < TP_TRACE_COROS; i++) {
-	if (ts->coros[i].corPtr == corPtr) {
-	    cs = &ts->coros[i];
-	    break;
-	}
-	if (ts->coros[i].lastUse < ts->coros[lru].lastUse) {
-	    lru = i;
-	}
-    }
-    if (cs == NULL) {
+    if ((cs = FindCoro(ts, corPtr)) == NULL) {
 
 	/*
-	 * The handler may be reading this stack: unpublish it, clear it,
-	 * then publish it for its new owner.
+	 * A free stack, else the least recently used one (a scan, but only
+	 * with more live coroutines than stacks). The handler may be
+	 * reading it: unpublish it, clear it, then publish it for its new
+	 * owner.
 	 */
 
+	if (ts->nCoros < TP_TRACE_COROS) {
+	    lru = ts->nCoros;
+	} else {
+	    for (i = 1; i < TP_TRACE_COROS; i++) {
+		if (ts->coros[i].lastUse < ts->coros[lru].lastUse) {
+		    lru = i;
+		}
+	    }
+	}
 	cs = &ts->coros[lru];
 	cs->corPtr = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	memset(cs->e, 0, sizeof(ShadowEntry) * TP_TRACE_LEVELS);
+	if (lru == ts->nCoros) {
+	    ts->nCoros = lru + 1;
+	}
+	GrowCoro(cs, 1);
+	memset(cs->e, 0, sizeof(ShadowEntry) * (size_t) cs->nLevels);
 	cs->marker = NULL;
 	cs->token = NULL;
 	cs->tailPtr = NULL;
@@ -643,6 +731,7 @@ CoroStackFor(
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	cs->corPtr = corPtr;
     }
+    ts->hints[CoroHash(corPtr)] = (uint16_t) (cs - ts->coros + 1);
     cs->lastUse = ts->useClock;
     tail = Tcl_GetCommandName(interp, token);
     if (cs->marker == NULL
@@ -693,6 +782,7 @@ ResumerEntry(
     void *outer;
     int outerBase, idx;
     ShadowEntry *stack = mainStack;
+    int nLevels = TP_TRACE_LEVELS;
 
     if (!TpInterpCoroutineCaller(corPtr, &outer, &outerBase)) {
 	return NULL;
@@ -703,10 +793,12 @@ ResumerEntry(
 	if (cs == NULL) {
 	    return NULL;
 	}
+	nLevels = cs->nLevels;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	stack = cs->e;
     }
     idx = base - outerBase;
-    if (idx < (outer ? 0 : 1) || idx >= TP_TRACE_LEVELS) {
+    if (idx < (outer ? 0 : 1) || idx >= nLevels) {
 	return NULL;
     }
     return &stack[idx];
@@ -1023,16 +1115,19 @@ TraceProc(
     }
     tc->calls++;
     corPtr = TpInterpCoroutine(interp, &base);
+    rel = level - base;
     if (corPtr != NULL) {
 	CoroStack *cs = CoroStackFor(ts, interp, corPtr);
 
+	if (rel >= 0 && !GrowCoro(cs, rel + 1)) {
+	    return TCL_OK;
+	}
 	stack = cs->e;
 	lo = 0;
 	if (stack[0].cmd == NULL && !cs->bodyTried && level > base) {
 	    BodyEntry(ts, interp, cs);
 	}
     }
-    rel = level - base;
     if (rel < lo || rel >= TP_TRACE_LEVELS) {
 	return TCL_OK;
     }
@@ -1208,7 +1303,6 @@ TpTraceStart(
 {
     TpTraceState *ts = calloc(1, sizeof(TpTraceState));
     Tcl_CmdInfo info;
-    int i;
 
     if (ts == NULL) {
 	return NULL;
@@ -1217,13 +1311,9 @@ TpTraceStart(
     ts->pending = 1;
     ts->cfg = cfg;
     ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));
-    for (i = 0; i < TP_TRACE_COROS; i++) {
-	ts->coros[i].e = calloc(TP_TRACE_LEVELS, sizeof(ShadowEntry));
-	if (ts->coros[i].e == NULL) {
-	    Tcl_Panic("tclprof: out of memory");
-	}
-    }
-    if (ts->sites == NULL) {
+    ts->coros = calloc(TP_TRACE_COROS, sizeof(CoroStack));
+    ts->hints = calloc(TP_TRACE_HINTS, sizeof(uint16_t));
+    if (ts->sites == NULL || ts->coros == NULL || ts->hints == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
@@ -1294,6 +1384,24 @@ TpTraceStart(
     ts->nextNreProc[1] = TpInterpNreProc(Tcl_FindCommand(interp,
 	    "::oo::Helpers::nextto", NULL, TCL_GLOBAL_ONLY));
     Tcl_ResetResult(interp);
+
+    /*
+     * The procs running when the trace starts: never entered under it,
+     * shown (while they last) outside the commands it sees.
+     */
+
+    {
+	int i, n = TpInterpProcFrames(interp, ts->baseFrame, TP_TRACE_BASE);
+
+	for (i = 0; i < n; i++) {
+	    TraceCmd *tc = FrameCmd(ts, interp, ts->baseFrame[i]);
+
+	    if (tc != NULL) {
+		ts->baseFrame[ts->nBase] = ts->baseFrame[i];
+		ts->baseCmd[ts->nBase++] = tc;
+	    }
+	}
+    }
 
     AddInterp(ts, interp);
     Tcl_CreateObjCommand(interp, "::tclprof::Calibrate", CalibrateCmd, ts,
@@ -1373,9 +1481,11 @@ TpTraceStop(
     Tcl_DeleteHashTable(&ts->byToken);
     Tcl_DeleteHashTable(&ts->byName);
     Tcl_DeleteHashTable(&ts->edges);
-    for (i = 0; i < TP_TRACE_COROS; i++) {
+    for (i = 0; i < ts->nCoros; i++) {
 	free(ts->coros[i].e);
     }
+    free(ts->coros);
+    free(ts->hints);
     free(ts->sites);
     free(ts);
 }
@@ -1627,11 +1737,18 @@ CaptureInterp(
 	}
 	re = ResumerEntry(ts, ti->main, corPtr, base);
 	if (cs != NULL) {
-	    if (hi - base >= TP_TRACE_LEVELS) {
-		hi = base + TP_TRACE_LEVELS - 1;
-		slot->flags |= TP_SLOT_TCLTRUNC;
+	    int nLevels = cs->nLevels;
+	    const ShadowEntry *e;
+
+	    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+	    e = cs->e;
+	    if (hi - base >= nLevels) {
+		hi = base + nLevels - 1;
+		if (nLevels == TP_TRACE_LEVELS) {
+		    slot->flags |= TP_SLOT_TCLTRUNC;
+		}
 	    }
-	    if (!CopyStack(ts, interp, cs->e, corPtr, 0, hi - base, top,
+	    if (!CopyStack(ts, interp, e, corPtr, 0, hi - base, top,
 		    re ? re->anchor : 0, ring, slot)
 		    || (cs->marker != NULL && !EmitCmd(cs->marker,
 			    re ? re->anchor : 0, ring, slot))) {
@@ -1654,8 +1771,17 @@ CaptureInterp(
 	hi = base + TP_TRACE_LEVELS - 1;
 	slot->flags |= TP_SLOT_TCLTRUNC;
     }
-    if (corPtr == NULL) {
-	CopyStack(ts, interp, ti->main, NULL, 1, hi, top, 0, ring, slot);
+    if (corPtr == NULL
+	    && CopyStack(ts, interp, ti->main, NULL, 1, hi, top, 0, ring, slot)
+	    && ti == &ts->interps[0]) {
+	int i;
+
+	for (i = 0; i < ts->nBase; i++) {
+	    if (TpInterpFrameLive(interp, ts->baseFrame[i])
+		    && !EmitCmd(ts->baseCmd[i], 0, ring, slot)) {
+		break;
+	    }
+	}
     }
 }
 
@@ -1785,5 +1911,23 @@ TpTraceCapture(
     }
     if (nBlocks > 1) {
 	OrderByAnchor(ring, slot, blocks, nBlocks);
+    }
+
+    /*
+     * A frame whose trampoline lies deeper than every one on the C stack
+     * is being entered from C (its trampoline is not there yet): it goes
+     * below the C frames calling it, not under the outer trampoline.
+     */
+
+    if (slot->nTramp > 0) {
+	const TpTramp *tramps = TpSlotTramps(ring, slot);
+	TpTclRaw *r = TpSlotTcl(ring, slot);
+	uint32_t k;
+
+	for (k = 0; k < slot->nTcl && r[k].anchor != 0
+		&& r[k].anchor != TP_ANCHOR_LEAF
+		&& r[k].anchor < tramps[0].sp; k++) {
+	    r[k].anchor = TP_ANCHOR_LEAF;
+	}
     }
 }

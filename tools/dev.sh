@@ -24,8 +24,10 @@ esac
 
 # Packages: compiler, Tcl with its private headers and static library,
 # nongnu libunwind, SQLite (saved profiles; the sqlite3 shell for the
-# tests), tcltest's companions, and the tools the tests drive.
-packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium graphviz"
+# tests), tcltest's companions, the tools the tests drive, and the real
+# C extensions the probe programs profile (sqlite3's Tcl binding, tDOM,
+# itcl 4, Thread).
+packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium graphviz libsqlite3-tcl tdom tcl-itcl4 tcl-thread"
 # clang and zlib's headers: the build matrix compiles Tcl from source.
 packages="$packages clang zlib1g-dev"
 # Node.js for the browser test, from Debian unless the machine has one.

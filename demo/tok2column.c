@@ -201,7 +201,12 @@ tclprim_tok2column(
     int objc,
     Tcl_Obj *const objv[])
 {
-    int col, type, length;
+    int col, type;
+#ifdef TCL_SIZE_MAX
+    Tcl_Size length;		/* Tcl 9. */
+#else
+    int length;
+#endif
     const char *line;
 
     /* Syntax: tok2column lang col line

@@ -154,7 +154,8 @@ TpExPprof(
     uint8_t *usedMod = calloc((size_t) p->modules.nMods + 1, 1);
     uint32_t *ids = malloc(sizeof(uint32_t) * (x->v->maxLen + 1));
     uint32_t i, k;
-    int isNew, len;
+    int isNew;
+    Tcl_Size len;
     Tcl_Obj *raw, *gz;
     unsigned char *bytes;
     char buf[200];

@@ -423,7 +423,7 @@ HashFindOneWord(
 
     if (!OKP(tablePtr) || tablePtr->keyType != TCL_ONE_WORD_KEYS
 	    || !OKP(tablePtr->buckets) || tablePtr->numBuckets <= 0
-	    || tablePtr->mask != tablePtr->numBuckets - 1) {
+	    || (Tcl_Size) tablePtr->mask != tablePtr->numBuckets - 1) {
 	return NULL;
     }
     index = ((((unsigned long) PTR2UINT(key)) * 1103515245UL)
@@ -1008,12 +1008,36 @@ FillCmd(
     } else if (cf->line == NULL && OKP(cf->cmdObj)
 	    && OKP(cf->cmdObj->typePtr) && Ok(cf->cmdObj->typePtr->name, 1)
 	    && !strcmp(cf->cmdObj->typePtr->name, "list")) {
+#if TCL_MAJOR_VERSION < 9
 	List *listPtr = cf->cmdObj->internalRep.twoPtrValue.ptr1;
 
 	if (OKP(listPtr) && listPtr->elemCount > 0
 		&& listPtr->elemCount <= listPtr->maxElemCount) {
 	    s = ObjBytes((&listPtr->elements)[0], &len);
 	}
+#else
+	/*
+	 * Tcl 9: a ListStore of slots, the list's elements from firstUsed
+	 * (or, with a span, from spanStart).
+	 */
+
+	ListStore *storePtr = cf->cmdObj->internalRep.twoPtrValue.ptr1;
+	ListSpan *spanPtr = cf->cmdObj->internalRep.twoPtrValue.ptr2;
+	Tcl_Size first;
+
+	if (OKP(storePtr) && storePtr->numUsed > 0
+		&& storePtr->numUsed <= storePtr->numAllocated
+		&& storePtr->firstUsed >= 0) {
+	    first = storePtr->firstUsed;
+	    if (spanPtr != NULL) {
+		first = (OKP(spanPtr) && spanPtr->spanLength > 0)
+			? spanPtr->spanStart : -1;
+	    }
+	    if (first >= 0 && first < storePtr->numAllocated) {
+		s = ObjBytes(storePtr->slots[first], &len);
+	    }
+	}
+#endif
     } else {
 	return 0;		/* Tcl_EvalEx between two commands. */
     }
@@ -2870,9 +2894,11 @@ CommandProcsNs(
 	Tcl_DStringAppend(&ds, isGlobal ? "" : nsPtr->fullName, -1);
 	Tcl_DStringAppend(&ds, "::", 2);
 	Tcl_DStringAppend(&ds, Tcl_GetHashKey(&nsPtr->cmdTable, hPtr), -1);
+#if TCL_MAJOR_VERSION < 9
 	if (cmdPtr->objProc == TclInvokeStringCommand && cmdPtr->proc) {
 	    proc = (uintptr_t) cmdPtr->proc;
 	}
+#endif
 	if (proc) {
 	    SeeProc(ps, proc, Tcl_DStringValue(&ds));
 	}

@@ -964,7 +964,7 @@ typedef struct ProcDef {
 
 typedef struct SourceFile {
     const char *text;		/* Whole file (owned by textObj). */
-    int length;
+    Tcl_Size length;
     int *lineStart;		/* Byte offset of each line (1-based). */
     int nLines;
     ProcDef *procs;
@@ -1376,7 +1376,7 @@ ListFile(
 	    Tcl_DStringAppend(ds, "\n", 1);
 	}
 	if (sf.nProcs > 0) {
-	    int nUn;
+	    Tcl_Size nUn;
 
 	    Tcl_ListObjLength(NULL, unsampled, &nUn);
 	    Tcl_DStringAppend(ds, "Procs defined but never sampled:", -1);
@@ -1495,7 +1495,8 @@ TpReportLines(
     Tcl_HashTable seen;
     Tcl_DString ds;
     uint32_t i;
-    int n, j, code = TCL_OK, isNew;
+    Tcl_Size n;
+    int j, code = TCL_OK, isNew;
 
     Tcl_IncrRefCount(files);
     Tcl_IncrRefCount(list);

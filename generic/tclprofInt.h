@@ -41,6 +41,14 @@
 #include <stdint.h>
 #include <pthread.h>
 
+/*
+ * Tcl 9 counts lengths and indexes in Tcl_Size; 8.6 in int.
+ */
+
+#ifndef TCL_SIZE_MAX
+typedef int Tcl_Size;
+#endif
+
 #define TCLPROF_VERSION "0.1"
 
 /*

@@ -640,6 +640,7 @@ TpSessionReset(
     } else {
 	TpProfileFree(s->profile);
 	s->profile = NULL;
+	s->opts.keepNs = 0;	/* The next profile is not a window. */
     }
     s->elapsedNs = 0;
     s->startNs = TpNowNs();

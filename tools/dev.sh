@@ -23,7 +23,7 @@ esac
 # Packages: compiler, Tcl with its private headers and static library,
 # nongnu libunwind, SQLite (saved profiles; the sqlite3 shell for the
 # tests), tcltest's companions, and the tools the tests drive.
-packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium"
+packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium tmux linux-perf"
 # Node.js for the browser test, from Debian unless the machine has one.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 

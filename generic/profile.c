@@ -666,7 +666,6 @@ TpProfileAddStackWeighted(
 	p->log = Grow(p->log, &p->capLog, p->nLog + 1, sizeof(TpLogEntry));
 	p->log[p->nLog].timeNs = timeNs;
 	p->log[p->nLog].stack = id;
-	p->log[p->nLog].tid = tid;
 	p->log[p->nLog].weight = weight;
 	p->nLog++;
     }
@@ -823,7 +822,7 @@ TpProfileWindow(
 	    const TpStack *st = &p->stacks[e->stack];
 
 	    TpProfileAddStackWeighted(w, p->pool + st->first, st->depth,
-		    e->tid, e->timeNs, e->weight);
+		    st->tid, e->timeNs, e->weight);
 	}
     }
     if (w->samples) {

@@ -843,7 +843,7 @@ WriteDb(
 	sqlite3_bind_int64(st, 1, j);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64) e->timeNs);
 	sqlite3_bind_int64(st, 3, saveId[e->stack]);
-	sqlite3_bind_int64(st, 4, e->tid);
+	sqlite3_bind_int64(st, 4, p->stacks[e->stack].tid);
 	if (Step(ctx, db, st, "samples") != TCL_OK) {
 	    goto done;
 	}

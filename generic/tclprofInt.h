@@ -441,10 +441,9 @@ typedef struct TpStack {
     uint32_t hash;
 } TpStack;
 
-typedef struct TpLogEntry {
+typedef struct TpLogEntry {	/* 16 bytes: the thread is the stack's. */
     uint64_t timeNs;
     uint32_t stack;
-    uint32_t tid;
     uint32_t weight;		/* Samples this entry stands for (CPU
 				 * timer overruns), usually 1. */
 } TpLogEntry;

@@ -854,6 +854,61 @@ TpProfileWindowFree(
 /*
  *----------------------------------------------------------------------
  *
+ * TpProfileCompact --
+ *
+ *	The flight recorder's second bound. Trimming leaves the stacks seen
+ *	only before the window interned with a count of 0; a long run whose
+ *	stacks keep changing would accumulate them. When more than half of
+ *	the stacks are empty, the profile is replaced by its window
+ *	(TpProfileWindow) carrying over the run's counters, call counts and
+ *	symbol tables.
+ *
+ * Results:
+ *	p itself when nothing was worth compacting, else the new profile (p
+ *	is freed).
+ *
+ * Side effects:
+ *	May free p.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpProfile *
+TpProfileCompact(
+    TpProfile *p,
+    uint64_t sinceNs)
+{
+    TpProfile *w;
+    uint32_t i, live = 0;
+    int m;
+
+    for (i = 0; i < p->nStacks; i++) {
+	live += p->stacks[i].count != 0;
+    }
+    if (p->nStacks < 64 || live * 2 >= p->nStacks) {
+	return p;
+    }
+    w = TpProfileWindow(p, sinceNs);
+    w->elapsedNs = p->elapsedNs;
+    w->truncated = p->truncated;
+    w->unwindErrors = p->unwindErrors;
+    w->unwindFallback = p->unwindFallback;
+    w->unwindCheckMismatch = p->unwindCheckMismatch;
+    w->mergeMismatch = p->mergeMismatch;
+    for (i = 0; i < p->nCalls; i++) {
+	TpProfileAddCalls(w, p->calls[i].callee, p->calls[i].type,
+		p->calls[i].caller, p->calls[i].count);
+    }
+    for (m = 0; m < p->modules.nMods; m++) {
+	p->modules.mods[m].syms = NULL;	/* w has them now. */
+    }
+    TpProfileFree(p);
+    return w;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpProfileStackIds --
  *
  *	The location ids of a stack, root first.

@@ -45,6 +45,7 @@ struct TpSession {
 				 * thread writes, under lock), or 0. */
     uint64_t elapsedNs;		/* Sum of finished runs since reset. */
     uint64_t droppedBase;	/* Drops of finished rings since reset. */
+    uint64_t compactNs;		/* -keep: last TpProfileCompact (drain). */
     int calibrated;		/* Frames-mode calibration was tried... */
     int rootReg;		/* ... and found this register (-1: not), */
     int cbReg;			/* and this one for the running callback. */
@@ -684,9 +685,16 @@ DrainLocked(
     }
     if (s->opts.keepNs != 0) {
 	uint64_t now = TpNowNs();
+	uint64_t since = now > s->opts.keepNs ? now - s->opts.keepNs : 0;
+	uint64_t every = s->opts.keepNs > 1000000000u ? s->opts.keepNs
+		: 1000000000u;
 
-	TpProfileTrim(s->profile, now > s->opts.keepNs
-		? now - s->opts.keepNs : 0, 0);
+	TpProfileTrim(s->profile, since, 0);
+	if (now - s->compactNs >= every) {
+	    s->compactNs = now;
+	    TpProfileTrim(s->profile, since, 1);
+	    s->profile = TpProfileCompact(s->profile, since);
+	}
     }
 }
 
@@ -885,6 +893,8 @@ TpSessionStatus(
 	uint64_t end = s->running ? TpNowNs() : p->lastNs + 1;
 
 	TpProfileTrim(p, end > s->opts.keepNs ? end - s->opts.keepNs : 0, 1);
+	p = s->profile = TpProfileCompact(p, end > s->opts.keepNs
+		? end - s->opts.keepNs : 0);
     }
     if (p != NULL) {
 	samples = p->samples;

@@ -524,6 +524,7 @@ MODULE_SCOPE const uint32_t *TpProfileStackIds(const TpProfile *p, uint32_t stac
 MODULE_SCOPE void	TpProfileTrim(TpProfile *p, uint64_t sinceNs, int force);
 MODULE_SCOPE TpProfile *TpProfileWindow(TpProfile *p, uint64_t sinceNs);
 MODULE_SCOPE void	TpProfileWindowFree(TpProfile *p, TpProfile *w);
+MODULE_SCOPE TpProfile *TpProfileCompact(TpProfile *p, uint64_t sinceNs);
 
 /*
  * ----------------------------------------------------------------------

@@ -12,11 +12,15 @@
  */
 
 #include "tclprofInt.h"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static Tcl_ObjCmdProc AtexitCmd, LoadCmd, SaveCmd, SourceCmd;
 static Tcl_ObjCmdProc ProfilerCmd, CallsCmd, ExportCmd, StartCmd, StopCmd, ResetCmd,
-	StatusCmd, ReportCmd;
+	StatusCmd, ReportCmd, DumpCmd, TopCmd;
 
 /*
  * The ensemble's table ({name, proc}, as Tk's TkMakeEnsemble).
@@ -28,6 +32,7 @@ static const struct {
 } subcommands[] = {
     {"atexit", AtexitCmd},
     {"calls", CallsCmd},
+    {"dump", DumpCmd},
     {"export", ExportCmd},
     {"load", LoadCmd},
     {"report", ReportCmd},
@@ -37,6 +42,7 @@ static const struct {
     {"start", StartCmd},
     {"status", StatusCmd},
     {"stop", StopCmd},
+    {"top", TopCmd},
     {NULL, NULL}
 };
 
@@ -141,12 +147,105 @@ GetIntInRange(
 /*
  *----------------------------------------------------------------------
  *
+ * GetBytes --
+ *
+ *	Parses a size in bytes: an integer, optionally followed by k or M
+ *	(binary units: 64k is 65536), and checks its range.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with {TCLPROF VALUE code}.
+ *
+ * Side effects:
+ *	Sets *valuePtr.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+GetBytes(
+    Tcl_Interp *interp,
+    Tcl_Obj *obj,
+    const char *option,
+    const char *code,
+    int min,
+    int max,
+    int *valuePtr)
+{
+    int len;
+    const char *str = Tcl_GetStringFromObj(obj, &len);
+    Tcl_WideInt w = -1, unit = 1;
+    Tcl_Obj *num;
+
+    if (len > 1 && strchr("kKmM", str[len - 1]) != NULL) {
+	unit = (str[len - 1] == 'k' || str[len - 1] == 'K') ? 1024 : 1048576;
+	len--;
+    }
+    num = Tcl_NewStringObj(str, len);
+    Tcl_IncrRefCount(num);
+    if (Tcl_GetWideIntFromObj(NULL, num, &w) != TCL_OK || w < 0
+	    || w > (Tcl_WideInt) max / unit || w * unit < min) {
+	w = -1;
+    }
+    Tcl_DecrRefCount(num);
+    if (w < 0) {
+	TpSetError(interp, "VALUE", code,
+		"bad value \"%s\" for %s: must be a size in bytes from %dk to"
+		" %dM (an integer, optionally followed by k or M)",
+		Tcl_GetString(obj), option, min / 1024, max / 1048576);
+	return TCL_ERROR;
+    }
+    *valuePtr = (int) (w * unit);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * GetSeconds --
+ *
+ *	Parses a duration in seconds (above 0, at most a day) for -keep and
+ *	-last.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with {TCLPROF VALUE code}.
+ *
+ * Side effects:
+ *	Sets *nsPtr.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+GetSeconds(
+    Tcl_Interp *interp,
+    Tcl_Obj *obj,
+    const char *option,
+    const char *code,
+    uint64_t *nsPtr)
+{
+    double seconds;
+
+    if (Tcl_GetDoubleFromObj(NULL, obj, &seconds) != TCL_OK
+	    || !(seconds > 0) || seconds > 86400) {
+	TpSetError(interp, "VALUE", code, "bad value \"%s\" for %s: must be "
+		"a number of seconds above 0, at most 86400",
+		Tcl_GetString(obj), option);
+	return TCL_ERROR;
+    }
+    *nsPtr = (uint64_t) (seconds * 1e9);
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * StartCmd --
  *
  *	Syntax: profiler start ?-interval us? ?-clock wall|cpu?
- *	                       ?-maxdepth n? ?-buffer samples?
+ *	                       ?-maxdepth n? ?-buffer bytes?
  *	                       ?-mode frames|trace|none? ?-duration s?
- *	                       ?-progress bool?
+ *	                       ?-progress bool? ?-keep s?
+ *	                       ?-dumpsignal USR1|USR2? ?-dumpfile path?
  *	        [0]      [1]   [2]        [3] ...
  *
  * Results:
@@ -166,11 +265,18 @@ StartCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-buffer", "-clock", "-duration", "-interval", "-maxdepth", "-mode",
-	"-progress", "-unwind", NULL
+	"-buffer", "-clock", "-dumpfile", "-dumpsignal", "-duration",
+	"-interval", "-keep", "-maxdepth", "-mode", "-progress", "-unwind",
+	NULL
     };
-    enum { OPT_BUFFER, OPT_CLOCK, OPT_DURATION, OPT_INTERVAL, OPT_MAXDEPTH,
-	OPT_MODE, OPT_PROGRESS, OPT_UNWIND };
+    enum { OPT_BUFFER, OPT_CLOCK, OPT_DUMPFILE, OPT_DUMPSIGNAL, OPT_DURATION,
+	OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE, OPT_PROGRESS,
+	OPT_UNWIND };
+    static const char *const signals[] = {
+	"USR1", "USR2", "SIGUSR1", "SIGUSR2", NULL
+    };
+    static const int signos[] = { SIGUSR1, SIGUSR2, SIGUSR1, SIGUSR2 };
+    Tcl_DString native;
     static const char *const unwinders[] = {
 	"tables", "libunwind", "check", NULL
     };
@@ -195,8 +301,8 @@ StartCmd(
 	}
 	switch (idx) {
 	case OPT_BUFFER:
-	    if (GetIntInRange(interp, objv[i + 1], "-buffer", "BUFFER",
-		    TP_MIN_BUFFER, TP_MAX_BUFFER, &o.bufferSlots) != TCL_OK) {
+	    if (GetBytes(interp, objv[i + 1], "-buffer", "BUFFER",
+		    TP_MIN_BUFFER, TP_MAX_BUFFER, &o.bufferBytes) != TCL_OK) {
 		return TCL_ERROR;
 	    }
 	    break;
@@ -216,6 +322,35 @@ StartCmd(
 		return TCL_ERROR;
 	    }
 	    o.durationNs = (uint64_t) (seconds * 1e9);
+	    break;
+	case OPT_KEEP:
+	    if (GetSeconds(interp, objv[i + 1], "-keep", "KEEP", &o.keepNs)
+		    != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
+	case OPT_DUMPSIGNAL:
+	    if (GetIndex(interp, objv[i + 1], signals, "signal", "VALUE",
+		    "SIGNAL", &value) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    o.dumpSignal = signos[value];
+	    break;
+	case OPT_DUMPFILE:
+	    if (Tcl_TranslateFileName(interp, Tcl_GetString(objv[i + 1]),
+		    &native) == NULL) {
+		Tcl_SetErrorCode(interp, "TCLPROF", "VALUE", "DUMPFILE", NULL);
+		return TCL_ERROR;
+	    }
+	    if (Tcl_DStringLength(&native) >= (int) sizeof(o.dumpFile)) {
+		Tcl_DStringFree(&native);
+		TpSetError(interp, "VALUE", "DUMPFILE", "bad value \"%s\" for "
+			"-dumpfile: the path is too long",
+			Tcl_GetString(objv[i + 1]));
+		return TCL_ERROR;
+	    }
+	    strcpy(o.dumpFile, Tcl_DStringValue(&native));
+	    Tcl_DStringFree(&native);
 	    break;
 	case OPT_PROGRESS:
 	    if (Tcl_GetBooleanFromObj(NULL, objv[i + 1], &o.progress)
@@ -255,6 +390,16 @@ StartCmd(
 	    o.unwinder = (TpUnwinder) value;
 	    break;
 	}
+    }
+    if (o.dumpSignal != 0 && o.dumpFile[0] == '\0') {
+	/*
+	 * Where `tclprof dump PID` looks by default.
+	 */
+
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(o.dumpFile, sizeof(o.dumpFile), "%s/tclprof-%d.db",
+		tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (int) getpid());
     }
     return TpSessionStart(interp, &o);
 }
@@ -466,7 +611,7 @@ GetMinWeight(
  *
  *	Syntax: profiler report ?-format F? ?-as text|dict? ?-function pat?
  *	                        ?-source file? ?-all? ?-directed?
- *	                        ?-minweight n? ?view options?
+ *	                        ?-minweight n? ?-last s? ?view options?
  *	        [0]      [1]    [2]     [3] ...
  *
  *	F: text dict flat callers callees lines modules clusters.
@@ -474,7 +619,8 @@ GetMinWeight(
  *	-focus pat -hide pat -internals show|hide -maxdepth n -sort
  *	self|total|name -threshold pct. -all (no value): lines lists every
  *	line. -as dict: flat, callers, callees, lines, modules and clusters
- *	return Tcl values instead of text.
+ *	return Tcl values instead of text. -last s: the samples of the last
+ *	s seconds only.
  *
  * Results:
  *	The report.
@@ -545,11 +691,12 @@ ReportCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-all", "-as", "-directed", "-format", "-function", "-minweight",
-	"-source", NULL
+	"-all", "-as", "-directed", "-format", "-function", "-last",
+	"-minweight", "-source", NULL
     };
     enum { OPT_ALL, OPT_AS, OPT_DIRECTED, OPT_FORMAT, OPT_FUNCTION,
-	OPT_MINWEIGHT, OPT_SOURCE };
+	OPT_LAST, OPT_MINWEIGHT, OPT_SOURCE };
+    uint64_t lastNs = 0;
     static const char *const formats[] = {
 	"text", "dict", "flat", "callers", "callees", "lines", "modules",
 	"clusters", NULL
@@ -611,6 +758,12 @@ ReportCmd(
 		return TCL_ERROR;
 	    }
 	    break;
+	case OPT_LAST:
+	    if (GetSeconds(interp, objv[i + 1], "-last", "LAST", &lastNs)
+		    != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	}
     }
     if ((a.ro.directed || a.ro.minWeight > 0) && a.format != RF_CLUSTERS) {
@@ -624,7 +777,7 @@ ReportCmd(
 		"pattern", formats[a.format]);
 	return TCL_ERROR;
     }
-    return TpSessionWithProfile(interp, DoReport, &a);
+    return TpSessionWithWindow(interp, lastNs, DoReport, &a);
 }
 
 /*
@@ -633,13 +786,15 @@ ReportCmd(
  * ExportCmd --
  *
  *	Syntax: profiler export -format F ?-file path? ?-channel chan?
- *	                        ?-directed? ?-minweight n? ?view options?
+ *	                        ?-directed? ?-minweight n? ?-last s?
+ *	                        ?view options?
  *	        [0]      [1]    [2]     [3] ...
  *
  *	F: callgrind chrome dot folded html pprof speedscope. -directed (no
- *	value) and -minweight: dot only. Exactly one of
- *	-file and -channel. View options as for report (-sort and
- *	-threshold are accepted and do not change the file's content).
+ *	value) and -minweight: dot only. Exactly one of -file and -channel.
+ *	-last: only the samples of the last s seconds. View options as for
+ *	report (-sort and -threshold are accepted and do not change the
+ *	file's content).
  *
  * Results:
  *	Empty; or an error, the profile unchanged and no file left.
@@ -659,9 +814,12 @@ ExportCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-channel", "-directed", "-file", "-format", "-minweight", NULL
+	"-channel", "-directed", "-file", "-format", "-last", "-minweight",
+	NULL
     };
-    enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_MINWEIGHT };
+    enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_LAST,
+	OPT_MINWEIGHT };
+    uint64_t lastNs = 0;
     static const char *const formats[] = {
 	"callgrind", "chrome", "dot", "folded", "html", "pprof", "speedscope",
 	NULL
@@ -717,6 +875,12 @@ ExportCmd(
 		return TCL_ERROR;
 	    }
 	    break;
+	case OPT_LAST:
+	    if (GetSeconds(interp, objv[i + 1], "-last", "LAST", &lastNs)
+		    != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	}
     }
     if (!haveFormat) {
@@ -734,7 +898,7 @@ ExportCmd(
 		"path and -channel chan");
 	return TCL_ERROR;
     }
-    return TpSessionWithProfile(interp, TpExport, &a);
+    return TpSessionWithWindow(interp, lastNs, TpExport, &a);
 }
 
 /*
@@ -826,10 +990,66 @@ SaveCmd(
 	Tcl_SetErrorCode(interp, "TCLPROF", "SAVE", "OPEN", NULL);
 	return TCL_ERROR;
     }
-    code = TpSaveFile(interp, Tcl_DStringValue(&native));
+    code = TpSaveFile(interp, Tcl_DStringValue(&native), 0);
     Tcl_DStringFree(&native);
     if (code == TCL_OK) {
 	Tcl_SetObjResult(interp, objv[1]);
+    }
+    return code;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * DumpCmd --
+ *
+ *	Syntax: profiler dump ?-last s? file
+ *	        [0]      [1]  [2]   [3] [4]
+ *
+ *	The flight recorder's output: saves (as profiler save) the samples
+ *	of the last s seconds, or of the -keep window, or all.
+ *
+ * Results:
+ *	The file name.
+ *
+ * Side effects:
+ *	Writes the file (temporary name, then renamed).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+DumpCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const options[] = {"-last", NULL};
+    Tcl_DString native;
+    uint64_t lastNs = 0;
+    int code, idx;
+
+    (void) cd;
+    if (objc != 2 && objc != 4) {
+	return WrongArgs(interp, 1, objv, "?-last seconds? file");
+    }
+    if (objc == 4) {
+	if (GetIndex(interp, objv[1], options, "option", "USAGE", "OPTION",
+		&idx) != TCL_OK || GetSeconds(interp, objv[2], "-last", "LAST",
+		&lastNs) != TCL_OK) {
+	    return TCL_ERROR;
+	}
+    }
+    if (Tcl_TranslateFileName(interp, Tcl_GetString(objv[objc - 1]),
+	    &native) == NULL) {
+	Tcl_SetErrorCode(interp, "TCLPROF", "SAVE", "OPEN", NULL);
+	return TCL_ERROR;
+    }
+    code = TpSaveFile(interp, Tcl_DStringValue(&native), lastNs);
+    Tcl_DStringFree(&native);
+    if (code == TCL_OK) {
+	Tcl_SetObjResult(interp, objv[objc - 1]);
     }
     return code;
 }
@@ -896,6 +1116,136 @@ SourceCmd(
 	return WrongArgs(interp, 1, objv, "file");
     }
     return Tcl_FSEvalFileEx(interp, objv[1], NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TopCmd --
+ *
+ *	Syntax: profiler top ?-every s? ?-rows n? ?-channel chan?
+ *	        profiler top off
+ *	        [0]      [1] [2]    [3] ...
+ *
+ *	The live view: while the profiler runs, every s seconds (default
+ *	1), at the next command boundary or event, the screen is cleared
+ *	and the n (default 20) functions with the most samples of their own
+ *	over the last period are written to chan (default stderr, so that
+ *	a program's stdout stays its own), with their share of the period
+ *	and their self and total time since the start (py-spy top's view).
+ *	The drawing is the Tcl procedure ::tclprof::TopShow below.
+ *
+ * Results:
+ *	Empty.
+ *
+ * Side effects:
+ *	Sets or clears the session's tick (TpSessionSetTick).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const char topScript[] =
+"namespace eval ::tclprof {}\n"
+"proc ::tclprof::TopShow {rows chan period} {\n"
+"    set st [profiler status]\n"
+"    set all [profiler report -format flat -as dict]\n"
+"    set recent [profiler report -format flat -as dict -last $period]\n"
+"    set n 0\n"
+"    foreach d $recent {incr n [dict get $d self]}\n"
+"    set cum {}\n"
+"    foreach d $all {\n"
+"        dict set cum [dict get $d name] [list [dict get $d self] [dict get $d total]]\n"
+"    }\n"
+"    set sec [expr {[dict get $st intervalUs] / 1e6}]\n"
+"    set out \"\\033\\[H\\033\\[2J\"\n"
+"    append out [format {tclprof top: %d samples in %.1f s, %d in the last %g s, %d dropped} \\\n"
+"        [dict get $st samples] [expr {[dict get $st elapsedUs] / 1e6}] $n $period \\\n"
+"        [dict get $st dropped]] \\n\\n\n"
+"    append out [format {%6s %7s %9s %9s  %s} %Own %Total OwnTime TotalTime Function] \\n\n"
+"    set shown 0\n"
+"    foreach d [lsort -integer -decreasing -index 1 [lmap d $recent {\n"
+"        list [dict get $d name] [dict get $d self] [dict get $d total]\n"
+"    }]] {\n"
+"        lassign $d name self total\n"
+"        if {$self == 0 || [incr shown] > $rows} break\n"
+"        lassign [expr {[dict exists $cum $name] ? [dict get $cum $name] : {0 0}}] cs ct\n"
+"        append out [format {%5.1f%% %6.1f%% %8.2fs %8.2fs  %s} \\\n"
+"            [expr {100.0 * $self / max($n, 1)}] [expr {100.0 * $total / max($n, 1)}] \\\n"
+"            [expr {$cs * $sec}] [expr {$ct * $sec}] $name] \\n\n"
+"    }\n"
+"    puts -nonewline $chan $out\n"
+"    flush $chan\n"
+"}\n";
+
+static int
+TopCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const options[] = {
+	"-channel", "-every", "-rows", NULL
+    };
+    enum { OPT_CHANNEL, OPT_EVERY, OPT_ROWS };
+    Tcl_Obj *chan = NULL, *script;
+    uint64_t everyNs = 1000000000u;
+    int rows = 20, i, idx, mode;
+    char period[32];
+
+    (void) cd;
+    if (objc == 2 && strcmp(Tcl_GetString(objv[1]), "off") == 0) {
+	return TpSessionSetTick(interp, NULL, 0);
+    }
+    if (objc % 2 != 1) {
+	return WrongArgs(interp, 1, objv,
+		"?-every seconds? ?-rows n? ?-channel chan? | off");
+    }
+    for (i = 1; i < objc; i += 2) {
+	if (GetIndex(interp, objv[i], options, "option", "USAGE", "OPTION",
+		&idx) != TCL_OK) {
+	    return TCL_ERROR;
+	}
+	switch (idx) {
+	case OPT_CHANNEL:
+	    if (Tcl_GetChannel(interp, Tcl_GetString(objv[i + 1]), &mode)
+		    == NULL) {
+		Tcl_SetErrorCode(interp, "TCLPROF", "VALUE", "CHANNEL", NULL);
+		return TCL_ERROR;
+	    }
+	    if (!(mode & TCL_WRITABLE)) {
+		TpSetError(interp, "VALUE", "CHANNEL", "channel \"%s\" wasn't "
+			"opened for writing", Tcl_GetString(objv[i + 1]));
+		return TCL_ERROR;
+	    }
+	    chan = objv[i + 1];
+	    break;
+	case OPT_EVERY:
+	    if (GetSeconds(interp, objv[i + 1], "-every", "EVERY", &everyNs)
+		    != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
+	case OPT_ROWS:
+	    if (GetIntInRange(interp, objv[i + 1], "-rows", "ROWS", 1, 1000,
+		    &rows) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
+	}
+    }
+    if (!TpSessionRunning(interp)) {
+	TpSetError(interp, "STATE", "IDLE", "profiler is not running");
+	return TCL_ERROR;
+    }
+    if (Tcl_Eval(interp, topScript) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    snprintf(period, sizeof(period), "%.17g", (double) everyNs / 1e9);
+    script = Tcl_ObjPrintf("::tclprof::TopShow %d %s %s", rows,
+	    chan != NULL ? Tcl_GetString(chan) : "stderr", period);
+    Tcl_ResetResult(interp);
+    return TpSessionSetTick(interp, script, everyNs);
 }
 
 /*

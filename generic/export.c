@@ -458,7 +458,7 @@ TpExportTimeline(
     }
     for (i = 0; i < n; i++) {
 	uint32_t stack = p->nLog ? p->log[i].stack : (uint32_t) i;
-	uint32_t tid = p->nLog ? p->log[i].tid : p->stacks[i].tid;
+	uint32_t tid = p->stacks[stack].tid;
 
 	if (x->v->len[stack] == 0) {
 	    continue;

@@ -2839,8 +2839,51 @@ TpInterpLambda(
 typedef struct ProcSeen {
     Tcl_HashTable byProc;	/* C function -> Tcl_Obj name, or NULL once
 				 * a second command uses it. */
-    void *libtcl;		/* Base address of libtcl, or NULL. */
+    uintptr_t tclLo, tclHi;	/* Where libtcl is mapped ([lo, hi), lo 0
+				 * if unknown). dladdr per command was a
+				 * tenth of a short run's profiling cost. */
 } ProcSeen;
+
+/*
+ * dl_iterate_phdr callback: the extent of the object loaded at the base
+ * ps->tclLo holds on entry.
+ */
+
+static int
+LibtclExtent(
+    struct dl_phdr_info *info,
+    size_t size,
+    void *cd)
+{
+    ProcSeen *ps = cd;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int i;
+
+    (void) size;
+    if (info->dlpi_addr != ps->tclLo) {
+	return 0;
+    }
+    for (i = 0; i < info->dlpi_phnum; i++) {
+	const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+	if (ph->p_type == PT_LOAD) {
+	    uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+	    if (a < lo) {
+		lo = a;
+	    }
+	    if (a + ph->p_memsz > hi) {
+		hi = a + ph->p_memsz;
+	    }
+	}
+    }
+    if (hi > lo) {
+	ps->tclLo = lo;
+	ps->tclHi = hi;
+	return 1;
+    }
+    return 0;
+}
 
 static void
 SeeProc(
@@ -2851,10 +2894,7 @@ SeeProc(
     int isNew;
     Tcl_HashEntry *h;
     Tcl_Obj *old;
-    Dl_info info;
-
-    if (ps->libtcl != NULL && dladdr((void *) proc, &info)
-	    && info.dli_fbase == ps->libtcl) {
+    if (proc >= ps->tclLo && proc < ps->tclHi) {
 	return;
     }
     h = Tcl_CreateHashEntry(&ps->byProc, (void *) proc, &isNew);
@@ -2927,8 +2967,14 @@ TpInterpCommandProcs(
     Dl_info info;
 
     Tcl_InitHashTable(&ps.byProc, TCL_ONE_WORD_KEYS);
-    ps.libtcl = dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)
-	    ? info.dli_fbase : NULL;
+    ps.tclLo = ps.tclHi = 0;
+    TpInterpTclCode(&ps.tclLo, &ps.tclHi);	/* Linked into the program. */
+    if (ps.tclLo == 0 && dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)) {
+	ps.tclLo = (uintptr_t) info.dli_fbase;
+	if (!dl_iterate_phdr(LibtclExtent, &ps)) {
+	    ps.tclLo = ps.tclHi = 0;
+	}
+    }
     CommandProcsNs(((Interp *) interp)->globalNsPtr, &ps, 0);
     for (h = Tcl_FirstHashEntry(&ps.byProc, &search); h;
 	    h = Tcl_NextHashEntry(&search)) {
@@ -3633,10 +3679,26 @@ StubRange(
     }
 }
 
+static struct {
+    pthread_once_t once;
+    uintptr_t lo, hi;
+} tclCode = { PTHREAD_ONCE_INIT, 0, 0 };	/* TpInterpTclCode's answer,
+						 * found once per process. */
+
+static void TclCodeOnce(void);
+
 void
 TpInterpTclCode(
     uintptr_t *loPtr,
     uintptr_t *hiPtr)
+{
+    pthread_once(&tclCode.once, TclCodeOnce);
+    *loPtr = tclCode.lo;
+    *hiPtr = tclCode.hi;
+}
+
+static void
+TclCodeOnce(void)
 {
     Dl_info info;
     const char *base;
@@ -3645,7 +3707,6 @@ TpInterpTclCode(
     TpModules mt;
     int m;
 
-    *loPtr = *hiPtr = 0;
     if (!dladdr((void *) tclStubsPtr->tcl_GetVersion, &info)
 	    || info.dli_fname == NULL) {
 	return;
@@ -3672,8 +3733,8 @@ TpInterpTclCode(
 	hi += 1;
     }
     TpModulesFree(&mt);
-    *loPtr = lo;
-    *hiPtr = hi;
+    tclCode.lo = lo;
+    tclCode.hi = hi;
 }
 
 /*

@@ -252,6 +252,48 @@ TpProfileFree(
 }
 
 /*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileBytes --
+ *
+ *	The heap memory the profile holds: its arrays at their allocated
+ *	capacity, its hash tables and its names (the module table and the
+ *	symbol tables, shared with reports, are not counted).
+ *
+ * Results:
+ *	Bytes.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+size_t
+TpProfileBytes(
+    const TpProfile *p)
+{
+    size_t n = sizeof(TpProfile);
+    uint32_t i;
+
+    if (p == NULL) {
+	return 0;
+    }
+    n += (size_t) p->capLocs * sizeof(TpLoc);
+    for (i = 0; i < p->nLocs; i++) {
+	n += (p->locs[i].name ? strlen(p->locs[i].name) + 1 : 0)
+		+ (p->locs[i].file ? strlen(p->locs[i].file) + 1 : 0);
+    }
+    n += p->capPool * sizeof(uint32_t);
+    n += (size_t) p->capStacks * sizeof(TpStack);
+    n += p->capLog * sizeof(TpLogEntry);
+    n += (size_t) p->capCalls * sizeof(TpCalls);
+    n += (p->locIndex->cap + p->stackIndex->cap + p->callIndex->cap)
+	    * 2 * sizeof(uint32_t);
+    return n;
+}
+
+/*
  * Location keys.
  */
 
@@ -626,10 +668,244 @@ TpProfileAddStackWeighted(
 	p->log = Grow(p->log, &p->capLog, p->nLog + 1, sizeof(TpLogEntry));
 	p->log[p->nLog].timeNs = timeNs;
 	p->log[p->nLog].stack = id;
-	p->log[p->nLog].tid = tid;
 	p->log[p->nLog].weight = weight;
 	p->nLog++;
     }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileTrim --
+ *
+ *	The flight recorder's bound: forgets the samples taken before
+ *	sinceNs (their counts and their log entries). The log is in time
+ *	order, so they are its head. Cutting the head moves the rest of the
+ *	log down, so the drain calls this with force 0 and the cut is made
+ *	only once an eighth of the log (and at least 1024 entries) is
+ *	stale; force 1 cuts whatever is stale.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Decrements stack counts and p->samples; shortens the log. Stacks
+ *	whose count falls to 0 stay interned (a window rebuilt by
+ *	TpProfileWindow leaves them out).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpProfileTrim(
+    TpProfile *p,
+    uint64_t sinceNs,
+    int force)
+{
+    size_t n = 0, i;
+
+    while (n < p->nLog && p->log[n].timeNs < sinceNs) {
+	n++;
+    }
+    if (n == 0 || (!force && (n < 1024 || n < p->nLog / 8))) {
+	return;
+    }
+    for (i = 0; i < n; i++) {
+	TpStack *st = &p->stacks[p->log[i].stack];
+	uint64_t w = p->log[i].weight;
+
+	st->count -= w < st->count ? w : st->count;
+	p->samples -= w < p->samples ? w : p->samples;
+    }
+    memmove(p->log, p->log + n, (p->nLog - n) * sizeof(TpLogEntry));
+    p->nLog -= n;
+    p->firstNs = p->nLog ? p->log[0].timeNs : p->lastNs;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileWindow, TpProfileWindowFree --
+ *
+ *	A new profile holding only the samples of p taken at or after
+ *	sinceNs: the same locations under the same ids, the stacks that
+ *	have samples in the window (renumbered), the window's log. It is
+ *	what `-last` and a -keep session hand to reports, exporters and
+ *	save, so every one of them reads the window without knowing it.
+ *	Module symbol tables are lent by p (and those the window loads are
+ *	given back to p): TpProfileWindowFree must free the window.
+ *	Counters that are not per sample (truncated, unwind errors, call
+ *	counts) are not kept.
+ *
+ * Results:
+ *	TpProfileWindow: the new profile.
+ *
+ * Side effects:
+ *	Allocates; TpProfileWindowFree frees it.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpProfile *
+TpProfileWindow(
+    TpProfile *p,
+    uint64_t sinceNs)
+{
+    TpProfile *w = calloc(1, sizeof(TpProfile));
+    uint32_t i;
+    size_t j;
+    int m;
+
+    if (w == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    w->locIndex = HashNew();
+    w->stackIndex = HashNew();
+    w->callIndex = HashNew();
+    w->mode = p->mode;
+    w->intervalUs = p->intervalUs;
+    w->clock = p->clock;
+    w->startEpochUs = p->startEpochUs;
+    w->dropped = p->dropped;
+    w->program = p->program ? strdup(p->program) : NULL;
+    w->savedMeta = p->savedMeta ? strdup(p->savedMeta) : NULL;
+    w->handlerNsSum = p->handlerNsSum;
+    w->handlerNsMax = p->handlerNsMax;
+    w->lastScanNs = p->lastScanNs;
+
+    w->modules.mods = calloc((size_t) p->modules.nMods + 1, sizeof(TpModule));
+    if (w->modules.mods == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    for (m = 0; m < p->modules.nMods; m++) {
+	w->modules.mods[m] = p->modules.mods[m];
+	w->modules.mods[m].path = strdup(p->modules.mods[m].path);
+	w->modules.mods[m].shortName = strdup(p->modules.mods[m].shortName);
+    }
+    w->modules.nMods = w->modules.capMods = p->modules.nMods;
+
+    for (i = 0; i < p->nLocs; i++) {
+	const TpLoc *l = &p->locs[i];
+	LocKey k;
+	uint32_t id;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = l->kind;
+	k.type = l->type;
+	k.module = l->module;
+	k.isCaller = l->isCaller;
+	k.named = l->resolved;
+	k.offset = l->offset;
+	if (l->kind == TP_KIND_TCL || l->type == TP_TCL_PSEUDO || l->resolved) {
+	    k.name = l->name;
+	    k.nameLen = l->name ? strlen(l->name) : 0;
+	    k.file = l->file;
+	    k.fileLen = l->file ? strlen(l->file) : 0;
+	    k.line = l->line;
+	}
+	id = InternLoc(w, &k);
+	if (id != i) {
+	    Tcl_Panic("tclprof: location %u copied as %u", i, id);
+	}
+	if (w->locs[id].name == NULL && l->name != NULL) {
+	    w->locs[id].name = strdup(l->name);
+	}
+	if (w->locs[id].file == NULL && l->file != NULL) {
+	    w->locs[id].file = strdup(l->file);
+	}
+	w->locs[id].line = l->line;
+	w->locs[id].symStart = l->symStart;
+    }
+
+    for (j = 0; j < p->nLog; j++) {
+	const TpLogEntry *e = &p->log[j];
+
+	if (e->timeNs >= sinceNs) {
+	    const TpStack *st = &p->stacks[e->stack];
+
+	    TpProfileAddStackWeighted(w, p->pool + st->first, st->depth,
+		    st->tid, e->timeNs, e->weight);
+	}
+    }
+    if (w->samples) {
+	w->elapsedNs = w->lastNs - w->firstNs + (uint64_t) p->intervalUs * 1000;
+    }
+    return w;
+}
+
+void
+TpProfileWindowFree(
+    TpProfile *p,
+    TpProfile *w)
+{
+    int m;
+
+    for (m = 0; m < w->modules.nMods && m < p->modules.nMods; m++) {
+	TpModule *wm = &w->modules.mods[m];
+	TpModule *pm = &p->modules.mods[m];
+
+	if (pm->syms == NULL && !pm->symsTried && wm->symsTried) {
+	    pm->syms = wm->syms;
+	    pm->symsTried = 1;
+	}
+	wm->syms = NULL;
+    }
+    TpProfileFree(w);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileCompact --
+ *
+ *	The flight recorder's second bound. Trimming leaves the stacks seen
+ *	only before the window interned with a count of 0; a long run whose
+ *	stacks keep changing would accumulate them. When more than half of
+ *	the stacks are empty, the profile is replaced by its window
+ *	(TpProfileWindow) carrying over the run's counters, call counts and
+ *	symbol tables.
+ *
+ * Results:
+ *	p itself when nothing was worth compacting, else the new profile (p
+ *	is freed).
+ *
+ * Side effects:
+ *	May free p.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpProfile *
+TpProfileCompact(
+    TpProfile *p,
+    uint64_t sinceNs)
+{
+    TpProfile *w;
+    uint32_t i, live = 0;
+    int m;
+
+    for (i = 0; i < p->nStacks; i++) {
+	live += p->stacks[i].count != 0;
+    }
+    if (p->nStacks < 64 || live * 2 >= p->nStacks) {
+	return p;
+    }
+    w = TpProfileWindow(p, sinceNs);
+    w->elapsedNs = p->elapsedNs;
+    w->truncated = p->truncated;
+    w->unwindErrors = p->unwindErrors;
+    w->unwindFallback = p->unwindFallback;
+    w->unwindCheckMismatch = p->unwindCheckMismatch;
+    w->mergeMismatch = p->mergeMismatch;
+    for (i = 0; i < p->nCalls; i++) {
+	TpProfileAddCalls(w, p->calls[i].callee, p->calls[i].type,
+		p->calls[i].caller, p->calls[i].count);
+    }
+    for (m = 0; m < p->modules.nMods; m++) {
+	p->modules.mods[m].syms = NULL;	/* w has them now. */
+    }
+    TpProfileFree(p);
+    return w;
 }
 
 /*

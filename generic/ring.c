@@ -1,17 +1,39 @@
 /*
  * ring.c --
  *
- *	The sample ring: a preallocated, pre-faulted array of fixed-size
- *	slots written by the signal handler and read by the drain. Seed 002's
- *	point: a ring of raw samples, not a histogram, so the handler only
- *	copies and everything costly happens later, outside it.
+ *	The sample ring: a preallocated, pre-faulted byte buffer of
+ *	variable-length records written by the signal handler and read by
+ *	the drain. Seed 002's point: a ring of raw samples, not a histogram,
+ *	so the handler only copies and everything costly happens later,
+ *	outside it.
+ *
+ *	Why records and not slots. A sample's worst case (-maxdepth C and
+ *	Tcl frames, 64 trampolines, every name distinct) is about 16 KB, its
+ *	usual size 1-2 KB. Fixed slots sized for the worst case made 4096
+ *	samples cost 68 MB of resident memory; a byte ring of a few MB holds
+ *	as many usual samples and never more memory whatever the run length.
+ *
+ *	How a sample travels. The handler fills the *scratch slot*, one
+ *	worst-case slot with the fixed layout every writer knows (TpSlotPcs
+ *	and friends); it is reused for every sample, so it stays in cache.
+ *	TpRingCommit then copies the used part of each array, back to back,
+ *	into the ring as one record. The drain copies a record back out into
+ *	its own *read slot* with the same fixed layout, so merging code sees
+ *	slots, never records.
+ *
+ *	Record layout (8-byte aligned): a TpRecHdr (total length), the
+ *	TpSlot header, nPc PCs, nTramp trampolines, nTcl raw Tcl frames,
+ *	strUsed string bytes. A record never wraps: when it does not fit
+ *	before the end of the buffer a wrap marker is written there and the
+ *	record starts at offset 0.
  *
  *	One producer (the handler, on the sampled thread; the recursion
- *	guard makes it single) and one consumer (the drain, under the session
- *	lock). head and tail are free-running counters: the producer owns
- *	head, the consumer owns tail; each reads the other's with acquire
- *	ordering and publishes its own with release ordering. A full ring
- *	drops the new sample and counts it: the handler never waits.
+ *	guard makes it single) and one consumer (the drain, under the
+ *	session lock). head and tail are free-running byte counters: the
+ *	producer owns head, the consumer owns tail; each reads the other's
+ *	with acquire ordering and publishes its own with release ordering. A
+ *	full ring drops the new sample and counts it: the handler never
+ *	waits.
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
@@ -23,13 +45,28 @@
 #define TP_ALIGN(n, a)	(((n) + ((a) - 1)) & ~((size_t) (a) - 1))
 
 /*
+ * The header of a record in the ring.
+ */
+
+typedef struct TpRecHdr {
+    uint32_t size;		/* Bytes of the whole record, header
+				 * included, a multiple of 8; TP_REC_WRAP
+				 * for the wrap marker. */
+    uint32_t spare;
+} TpRecHdr;
+
+#define TP_REC_WRAP	0xffffffffu
+
+/*
  *----------------------------------------------------------------------
  *
  * TpRingInit --
  *
- *	Lays out and allocates a ring of nSlots slots for stacks of up to
- *	maxDepth C frames and maxDepth Tcl frames. The memory is touched
- *	now (MAP_POPULATE) so the handler never takes a first-touch fault.
+ *	Lays out a slot for stacks of up to maxDepth C frames and maxDepth
+ *	Tcl frames, and allocates a ring of about nBytes bytes plus the
+ *	producer's scratch slot and the consumer's read slot. The ring and
+ *	the scratch slot are touched now (MAP_POPULATE) so the handler
+ *	never takes a first-touch fault.
  *
  * Results:
  *	0 on success, -1 if the memory could not be had.
@@ -43,7 +80,7 @@
 int
 TpRingInit(
     TpRing *ring,
-    uint32_t nSlots,
+    size_t nBytes,
     uint32_t maxDepth)
 {
     size_t off;
@@ -74,14 +111,26 @@ TpRingInit(
     ring->maxPc = maxDepth;
     ring->maxTcl = maxDepth;
     ring->strBytes = strBytes;
-    ring->nSlots = nSlots;
-    ring->memSize = ring->slotSize * nSlots;
+
+    /*
+     * The largest record must fit, with room to spare, or a single deep
+     * sample could never be stored.
+     */
+
+    nBytes = TP_ALIGN(nBytes, 4096);
+    if (nBytes < 4 * ring->slotSize) {
+	nBytes = TP_ALIGN(4 * ring->slotSize, 4096);
+    }
+    ring->size = nBytes;
+    ring->memSize = nBytes + 2 * ring->slotSize;
     ring->mem = mmap(NULL, ring->memSize, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (ring->mem == MAP_FAILED) {
 	ring->mem = NULL;
 	return -1;
     }
+    ring->scratch = (TpSlot *) (ring->mem + nBytes);
+    ring->readSlot = (TpSlot *) (ring->mem + nBytes + ring->slotSize);
     return 0;
 }
 
@@ -117,7 +166,9 @@ TpRingFree(
  *
  * TpRingReserve --
  *
- *	Gives the producer the next free slot, reset to empty.
+ *	Gives the producer the scratch slot, reset to empty. Whether the
+ *	sample fits is known only at TpRingCommit, once its size is; a ring
+ *	without room even for an empty record refuses at once.
  *
  * Results:
  *	The slot, or NULL when the ring is full (the drop is counted).
@@ -137,13 +188,12 @@ TpRingReserve(
 {
     uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_RELAXED);
     uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-    TpSlot *slot;
+    TpSlot *slot = ring->scratch;
 
-    if (head - tail >= ring->nSlots) {
+    if (ring->size - (head - tail) < sizeof(TpRecHdr) + sizeof(TpSlot)) {
 	__atomic_add_fetch(&ring->dropped, 1, __ATOMIC_RELAXED);
 	return NULL;
     }
-    slot = (TpSlot *) (ring->mem + (head % ring->nSlots) * ring->slotSize);
     slot->nPc = slot->nTramp = slot->nTcl = slot->strUsed = 0;
     slot->flags = 0;
     slot->mode = TP_MODE_NONE;
@@ -155,27 +205,65 @@ TpRingReserve(
  *
  * TpRingCommit --
  *
- *	Publishes the slot obtained from TpRingReserve.
+ *	Copies the scratch slot obtained from TpRingReserve into the ring
+ *	as one record and publishes it.
  *
  * Results:
- *	None.
+ *	1 if the sample was stored, 0 if the ring had no room for it (the
+ *	drop is counted).
  *
  * Side effects:
- *	Advances head (release: the slot's contents are visible first).
+ *	Writes the record (and a wrap marker when needed); advances head
+ *	(release: the record's contents are visible first).
  *
  * Signal safety:
- *	Safe.
+ *	Safe: memcpy is async-signal-safe (POSIX.1-2016), the rest are
+ *	atomics and stores into preallocated memory.
  *
  *----------------------------------------------------------------------
  */
 
-void
+int
 TpRingCommit(
     TpRing *ring)
 {
     uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_RELAXED);
+    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    TpSlot *slot = ring->scratch;
+    size_t nPcB = sizeof(uintptr_t) * slot->nPc;
+    size_t nTrB = sizeof(TpTramp) * slot->nTramp;
+    size_t nTclB = sizeof(TpTclRaw) * slot->nTcl;
+    size_t size = sizeof(TpRecHdr) + TP_ALIGN(sizeof(TpSlot), 8) + nPcB
+	    + nTrB + nTclB + TP_ALIGN(slot->strUsed, 8);
+    size_t pos = (size_t) (head % ring->size);
+    size_t skip = 0;
+    char *rec;
 
-    __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+    if (ring->size - pos < size) {
+	skip = ring->size - pos;	/* Wrap: the record starts at 0. */
+    }
+    if (ring->size - (head - tail) < size + skip) {
+	__atomic_add_fetch(&ring->dropped, 1, __ATOMIC_RELAXED);
+	return 0;
+    }
+    if (skip) {
+	((TpRecHdr *) (ring->mem + pos))->size = TP_REC_WRAP;
+	pos = 0;
+    }
+    rec = ring->mem + pos;
+    ((TpRecHdr *) rec)->size = (uint32_t) size;
+    rec += sizeof(TpRecHdr);
+    memcpy(rec, (const char *) slot, TP_ALIGN(sizeof(TpSlot), 8));
+    rec += TP_ALIGN(sizeof(TpSlot), 8);
+    memcpy(rec, (const char *) TpSlotPcs(ring, slot), nPcB);
+    rec += nPcB;
+    memcpy(rec, (const char *) TpSlotTramps(ring, slot), nTrB);
+    rec += nTrB;
+    memcpy(rec, (const char *) TpSlotTcl(ring, slot), nTclB);
+    rec += nTclB;
+    memcpy(rec, TpSlotStr(ring, slot), slot->strUsed);
+    __atomic_store_n(&ring->head, head + skip + size, __ATOMIC_RELEASE);
+    return 1;
 }
 
 /*
@@ -183,14 +271,15 @@ TpRingCommit(
  *
  * TpRingPeek, TpRingRelease --
  *
- *	The consumer's side: look at the oldest published slot, then give
- *	it back.
+ *	The consumer's side: copy the oldest published record into the
+ *	read slot and return it, then give the record back.
  *
  * Results:
- *	TpRingPeek: the slot or NULL when the ring is empty.
+ *	TpRingPeek: the read slot, or NULL when the ring is empty.
  *
  * Side effects:
- *	TpRingRelease advances tail.
+ *	TpRingPeek passes wrap markers (advancing tail) and fills the read
+ *	slot; TpRingRelease advances tail past the record.
  *
  *----------------------------------------------------------------------
  */
@@ -201,11 +290,32 @@ TpRingPeek(
 {
     uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
     uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    TpSlot *slot = ring->readSlot;
+    size_t pos;
+    const char *rec;
 
     if (tail == head) {
 	return NULL;
     }
-    return (TpSlot *) (ring->mem + (tail % ring->nSlots) * ring->slotSize);
+    pos = (size_t) (tail % ring->size);
+    if (((TpRecHdr *) (ring->mem + pos))->size == TP_REC_WRAP) {
+	tail += ring->size - pos;
+	__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
+	pos = 0;
+    }
+    rec = ring->mem + pos;
+    ring->readSize = ((const TpRecHdr *) rec)->size;
+    rec += sizeof(TpRecHdr);
+    memcpy(slot, rec, sizeof(TpSlot));
+    rec += TP_ALIGN(sizeof(TpSlot), 8);
+    memcpy(TpSlotPcs(ring, slot), rec, sizeof(uintptr_t) * slot->nPc);
+    rec += sizeof(uintptr_t) * slot->nPc;
+    memcpy(TpSlotTramps(ring, slot), rec, sizeof(TpTramp) * slot->nTramp);
+    rec += sizeof(TpTramp) * slot->nTramp;
+    memcpy(TpSlotTcl(ring, slot), rec, sizeof(TpTclRaw) * slot->nTcl);
+    rec += sizeof(TpTclRaw) * slot->nTcl;
+    memcpy(TpSlotStr(ring, slot), rec, slot->strUsed);
+    return slot;
 }
 
 void
@@ -214,7 +324,33 @@ TpRingRelease(
 {
     uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
 
-    __atomic_store_n(&ring->tail, tail + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&ring->tail, tail + ring->readSize, __ATOMIC_RELEASE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpRingUsed --
+ *
+ *	Bytes of the ring holding records not yet drained.
+ *
+ * Results:
+ *	The count.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+size_t
+TpRingUsed(
+    TpRing *ring)
+{
+    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+
+    return (size_t) (head - tail);
 }
 
 /*

@@ -297,7 +297,8 @@ CollectProcs(
  * TpSaveFile --
  *
  *	`profiler save file`: writes the session's profile (drained; the
- *	profiler may be running) to file.
+ *	profiler may be running) to file; `profiler dump`: only the samples
+ *	of the last lastNs nanoseconds (0: the -keep window or all).
  *
  * Results:
  *	TCL_OK with the normalized file name as result, or TCL_ERROR with
@@ -312,7 +313,8 @@ CollectProcs(
 int
 TpSaveFile(
     Tcl_Interp *interp,
-    const char *path)
+    const char *path,
+    uint64_t lastNs)
 {
     SaveCtx ctx;
     int code;
@@ -323,7 +325,7 @@ TpSaveFile(
 	ctx.procs = Tcl_NewListObj(0, NULL);
 	Tcl_IncrRefCount(ctx.procs);
     }
-    code = TpSessionWithProfile(interp, DoSave, &ctx);
+    code = TpSessionWithWindow(interp, lastNs, DoSave, &ctx);
     Tcl_DecrRefCount(ctx.procs);
     if (code != TCL_OK) {
 	Tcl_SetObjResult(interp, ctx.err);
@@ -843,7 +845,7 @@ WriteDb(
 	sqlite3_bind_int64(st, 1, j);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64) e->timeNs);
 	sqlite3_bind_int64(st, 3, saveId[e->stack]);
-	sqlite3_bind_int64(st, 4, e->tid);
+	sqlite3_bind_int64(st, 4, p->stacks[e->stack].tid);
 	if (Step(ctx, db, st, "samples") != TCL_OK) {
 	    goto done;
 	}

@@ -45,10 +45,23 @@ struct TpSession {
 				 * thread writes, under lock), or 0. */
     uint64_t elapsedNs;		/* Sum of finished runs since reset. */
     uint64_t droppedBase;	/* Drops of finished rings since reset. */
+    uint64_t compactNs;		/* -keep: last TpProfileCompact (drain). */
     pid_t pid;			/* Process the run started in. */
     pthread_t thread;		/* Thread the run samples (interp's). */
     Tcl_AsyncHandler forkAsync;	/* Restarts a run in a forked child. */
     volatile int forked;	/* Set in the child by TpSessionForkChild. */
+    Tcl_AsyncHandler pollAsync;	/* Runs PollAsyncProc on the interp's
+				 * thread: the dump and the tick. */
+    int dumpSignalSet;		/* Our -dumpsignal handler is installed. */
+    volatile int dumpPending;	/* The dump signal came (sampler thread
+				 * sets, PollAsyncProc clears). */
+    Tcl_Obj *tickScript;	/* TpSessionSetTick's script, or NULL
+				 * (interp thread; the sampler thread reads
+				 * only whether it is NULL, under lock). */
+    uint64_t tickNs;		/* Its period. */
+    uint64_t lastTickNs;	/* Sampler thread: when it last asked. */
+    volatile int tickPending;	/* The tick is due. */
+    int inPoll;			/* PollAsyncProc is running (no nesting). */
 };
 
 /*
@@ -75,6 +88,7 @@ static const char *const unwinderNames[] = {
 
 static void	DrainLocked(TpSession *s);
 static int	ForkAsyncProc(ClientData cd, Tcl_Interp *interp, int code);
+static int	PollAsyncProc(ClientData cd, Tcl_Interp *interp, int code);
 static int	FindTrampoline(Tcl_Obj **errPtr);
 static TpSession *GetSession(Tcl_Interp *interp, int create);
 static void	SessionDelete(ClientData cd, Tcl_Interp *interp);
@@ -103,12 +117,15 @@ TpOptionsDefault(
     o->intervalUs = TP_DEFAULT_INTERVAL_US;
     o->clock = TP_CLOCK_WALL;
     o->maxDepth = TP_DEFAULT_DEPTH;
-    o->bufferSlots = TP_DEFAULT_BUFFER;
+    o->bufferBytes = TP_DEFAULT_BUFFER;
     o->mode = TP_MODE_NONE;
     o->modeGiven = 0;
     o->durationNs = 0;
     o->progress = 0;
     o->unwinder = TP_UNWIND_TABLES;
+    o->keepNs = 0;
+    o->dumpSignal = 0;
+    o->dumpFile[0] = '\0';
 }
 
 /*
@@ -143,6 +160,7 @@ GetSession(
 	pthread_mutex_init(&s->lock, NULL);
 	TpOptionsDefault(&s->opts);
 	s->forkAsync = Tcl_AsyncCreate(ForkAsyncProc, s);
+	s->pollAsync = Tcl_AsyncCreate(PollAsyncProc, s);
 	Tcl_SetAssocData(interp, TP_ASSOC_KEY, SessionDelete, s);
     }
     return s;
@@ -180,6 +198,12 @@ SessionDelete(
     pthread_mutex_unlock(&tpProcess.lock);
     if (s->forkAsync != NULL) {
 	Tcl_AsyncDelete(s->forkAsync);
+    }
+    if (s->pollAsync != NULL) {
+	Tcl_AsyncDelete(s->pollAsync);
+    }
+    if (s->tickScript != NULL) {
+	Tcl_DecrRefCount(s->tickScript);
     }
     TpProfileFree(s->profile);
     pthread_mutex_destroy(&s->lock);
@@ -268,7 +292,8 @@ TpSessionStart(
 
     /*
      * Choose the Tcl stack source. Frames mode needs a known Tcl layout
-     * and the calibrated root register (found once per session).
+     * and the trampolines, found once per process: they are a property
+     * of the Tcl library's machine code, the same for every interp.
      */
 
     mode = o->mode;
@@ -295,10 +320,9 @@ TpSessionStart(
     }
     /*
      * The default is frames mode (no per-command cost). Without the
-     * calibrated root register frames mode cannot tell which C->Tcl entry
-     * runs which Tcl frame, so the default falls back to trace mode, whose
-     * merge needs no register; an explicit -mode frames runs anyway and
-     * says so.
+     * trampolines' roots frames mode cannot tell which C->Tcl entry runs
+     * which Tcl frame, so the default falls back to trace mode; an
+     * explicit -mode frames runs anyway and says so.
      */
 
     if (mode == TP_MODE_NONE && !o->modeGiven) {
@@ -338,17 +362,32 @@ TpSessionStart(
 	Tcl_SetErrorCode(interp, "TCLPROF", "SIGNAL", "BUSY", NULL);
 	return TCL_ERROR;
     }
+    if (o->dumpSignal != 0) {
+	if (TpDumpSignalInstall(o->dumpSignal, &err) != TCL_OK) {
+	    TpSignalRestore();
+	    pthread_mutex_unlock(&tpProcess.lock);
+	    Tcl_SetObjResult(interp, err);
+	    Tcl_SetErrorCode(interp, "TCLPROF", "SIGNAL", "BUSY", NULL);
+	    return TCL_ERROR;
+	}
+	s->dumpSignalSet = 1;
+	s->dumpPending = 0;
+    }
     pthread_mutex_lock(&s->lock);
     if (s->profile == NULL) {
 	s->profile = TpProfileNew();
     }
-    if (TpRingInit(&s->ring, (uint32_t) o->bufferSlots,
+    if (TpRingInit(&s->ring, (size_t) o->bufferBytes,
 	    (uint32_t) o->maxDepth) != 0) {
 	pthread_mutex_unlock(&s->lock);
 	TpSignalRestore();
+	if (s->dumpSignalSet) {
+	    TpDumpSignalRestore();
+	    s->dumpSignalSet = 0;
+	}
 	pthread_mutex_unlock(&tpProcess.lock);
 	TpSetError(interp, "RESOURCE", "MEMORY",
-		"cannot allocate a ring of %d samples", o->bufferSlots);
+		"cannot allocate a ring of %d bytes", o->bufferBytes);
 	return TCL_ERROR;
     }
     s->ringLive = 1;
@@ -367,6 +406,12 @@ TpSessionStart(
     s->unwind.wantTrampRegs = mode != TP_MODE_NONE;
     s->unwind.unwinder = o->unwinder;
     s->unwind.stackHi = TpCfiStackTop();
+    /*
+     * Every module's unwind rows now (5 ms the first time in a process,
+     * nothing after): leaving them to the drain made the first samples
+     * fall back to libunwind with cold caches, up to 18 ms in the handler.
+     */
+
     if (o->unwinder != TP_UNWIND_LIBUNWIND) {
 	TpCfiPrepare(1);
     }
@@ -431,6 +476,10 @@ TpSessionStart(
     s->ringLive = 0;
     pthread_mutex_unlock(&s->lock);
     TpSignalRestore();
+    if (s->dumpSignalSet) {
+	TpDumpSignalRestore();
+	s->dumpSignalSet = 0;
+    }
   error:
     pthread_mutex_unlock(&tpProcess.lock);
     Tcl_SetObjResult(interp, err);
@@ -481,6 +530,10 @@ StopLocked(
     pthread_mutex_unlock(&s->lock);
     s->ts->ring = NULL;
     TpSignalRestore();
+    if (s->dumpSignalSet) {
+	TpDumpSignalRestore();
+	s->dumpSignalSet = 0;
+    }
     s->running = 0;
     tpProcess.active = NULL;
 }
@@ -515,6 +568,7 @@ TpSessionStop(
     }
     StopLocked(s);
     pthread_mutex_unlock(&tpProcess.lock);
+    TpSessionSetTick(interp, NULL, 0);	/* The live view ends too. */
     return TCL_OK;
 }
 
@@ -563,6 +617,7 @@ TpSessionReset(
     } else {
 	TpProfileFree(s->profile);
 	s->profile = NULL;
+	s->opts.keepNs = 0;	/* The next profile is not a window. */
     }
     s->elapsedNs = 0;
     s->startNs = TpNowNs();
@@ -603,16 +658,55 @@ DrainLocked(
 	TpMergeSlot(s->profile, &s->ring, slot, &s->unwind);
 	TpRingRelease(&s->ring);
     }
+    if (s->opts.keepNs != 0) {
+	uint64_t now = TpNowNs();
+	uint64_t since = now > s->opts.keepNs ? now - s->opts.keepNs : 0;
+	uint64_t every = s->opts.keepNs > 1000000000u ? s->opts.keepNs
+		: 1000000000u;
+
+	TpProfileTrim(s->profile, since, 0);
+	if (now - s->compactNs >= every) {
+	    s->compactNs = now;
+	    TpProfileTrim(s->profile, since, 1);
+	    s->profile = TpProfileCompact(s->profile, since);
+	}
+    }
 }
 
 void
 TpSessionDrain(
     TpSession *s)
 {
+    int mark = 0;
+
     TpCfiPrepare(0);	/* Rows for modules the handler asked for. */
     pthread_mutex_lock(&s->lock);
     DrainLocked(s);
+
+    /*
+     * The dump signal's handler only raised a flag, and the tick is only
+     * due: both are done by PollAsyncProc on the interp's thread, at its
+     * next command boundary or event (Tcl_AsyncMark is safe here, on a
+     * plain thread; it is not in a signal handler: it takes a mutex).
+     */
+
+    if (s->dumpSignalSet && TpDumpSignalTake()) {
+	s->dumpPending = 1;
+	mark = 1;
+    }
+    if (s->tickScript != NULL) {
+	uint64_t now = TpNowNs();
+
+	if (now - s->lastTickNs >= s->tickNs) {
+	    s->lastTickNs = now;
+	    s->tickPending = 1;
+	    mark = 1;
+	}
+    }
     pthread_mutex_unlock(&s->lock);
+    if (mark && s->pollAsync != NULL) {
+	Tcl_AsyncMark(s->pollAsync);
+    }
 }
 
 /*
@@ -680,7 +774,38 @@ TpSessionWithProfile(
     int (*fn)(Tcl_Interp *, TpProfile *, void *),
     void *cd)
 {
+    return TpSessionWithWindow(interp, 0, fn, cd);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionWithWindow --
+ *
+ *	TpSessionWithProfile for the samples of the last lastNs nanoseconds
+ *	(-last), or with lastNs 0 of the -keep window. The window ends now
+ *	while the profiler runs, else at the last sample. fn gets a profile
+ *	built for the window (TpProfileWindow), or the profile itself when
+ *	there is no window.
+ *
+ * Results:
+ *	What fn returns.
+ *
+ * Side effects:
+ *	Those of fn; the session lock is held meanwhile.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSessionWithWindow(
+    Tcl_Interp *interp,
+    uint64_t lastNs,
+    int (*fn)(Tcl_Interp *, TpProfile *, void *),
+    void *cd)
+{
     TpSession *s = GetSession(interp, 1);
+    uint64_t windowNs = lastNs;
     int code;
 
     pthread_mutex_lock(&s->lock);
@@ -688,7 +813,21 @@ TpSessionWithProfile(
     if (s->profile == NULL) {
 	s->profile = TpProfileNew();
     }
-    code = fn(interp, s->profile, cd);
+    if (s->opts.keepNs != 0 && (windowNs == 0 || windowNs > s->opts.keepNs)) {
+	windowNs = s->opts.keepNs;
+    }
+    if (windowNs == 0) {
+	code = fn(interp, s->profile, cd);
+    } else {
+	uint64_t end = s->running ? TpNowNs() : s->profile->lastNs + 1;
+	TpProfile *w;
+
+	TpProfileTrim(s->profile, s->opts.keepNs != 0 && end > s->opts.keepNs
+		? end - s->opts.keepNs : 0, 1);
+	w = TpProfileWindow(s->profile, end > windowNs ? end - windowNs : 0);
+	code = fn(interp, w, cd);
+	TpProfileWindowFree(s->profile, w);
+    }
     pthread_mutex_unlock(&s->lock);
     return code;
 }
@@ -718,12 +857,20 @@ TpSessionStatus(
     TpProfile *p;
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
     uint64_t fallback = 0, checkMism = 0;
-    uint64_t hMax = 0, dropped, elapsed;
+    uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
+    uint64_t profileBytes;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
     DrainLocked(s);
     p = s->profile;
+    if (p != NULL && s->opts.keepNs != 0) {
+	uint64_t end = s->running ? TpNowNs() : p->lastNs + 1;
+
+	TpProfileTrim(p, end > s->opts.keepNs ? end - s->opts.keepNs : 0, 1);
+	p = s->profile = TpProfileCompact(p, end > s->opts.keepNs
+		? end - s->opts.keepNs : 0);
+    }
     if (p != NULL) {
 	samples = p->samples;
 	truncated = p->truncated;
@@ -735,6 +882,11 @@ TpSessionStatus(
 	hMax = p->handlerNsMax;
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
+    if (s->ringLive) {
+	ringBytes = s->ring.memSize;
+	ringUsed = TpRingUsed(&s->ring);
+    }
+    profileBytes = TpProfileBytes(p);
     elapsed = s->elapsedNs + (s->running ? (s->expiredNs ? s->expiredNs
 	    : TpNowNs()) - s->startNs : 0);
     pthread_mutex_unlock(&s->lock);
@@ -745,7 +897,10 @@ TpSessionStatus(
     PUT("intervalUs", Tcl_NewIntObj(s->opts.intervalUs));
     PUT("clock", Tcl_NewStringObj(clockNames[s->opts.clock], -1));
     PUT("maxDepth", Tcl_NewIntObj(s->opts.maxDepth));
-    PUT("buffer", Tcl_NewIntObj(s->opts.bufferSlots));
+    PUT("buffer", Tcl_NewIntObj(s->opts.bufferBytes));
+    PUT("ringBytes", Tcl_NewWideIntObj((Tcl_WideInt) ringBytes));
+    PUT("ringUsedBytes", Tcl_NewWideIntObj((Tcl_WideInt) ringUsed));
+    PUT("profileBytes", Tcl_NewWideIntObj((Tcl_WideInt) profileBytes));
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
     PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
@@ -761,6 +916,7 @@ TpSessionStatus(
     PUT("handlerNsMean", Tcl_NewWideIntObj((Tcl_WideInt)
 	    (samples ? hSum / samples : 0)));
     PUT("elapsedUs", Tcl_NewWideIntObj((Tcl_WideInt) (elapsed / 1000)));
+    PUT("keep", Tcl_NewDoubleObj((double) s->opts.keepNs / 1e9));
     {
 	Tcl_Obj *sites = Tcl_NewObj();
 	const TpUnwindConfig *u = &tpProcess.tramps;
@@ -852,6 +1008,7 @@ TpSessionSetProfile(
     s->mode = (TpMode) p->mode;
     s->opts.intervalUs = p->intervalUs;
     s->opts.clock = (TpClock) p->clock;
+    s->opts.keepNs = 0;	/* A loaded profile is read whole. */
     pthread_mutex_unlock(&s->lock);
     return TCL_OK;
 }
@@ -884,6 +1041,123 @@ TpClockName(
     int clock)
 {
     return clock == TP_CLOCK_CPU ? "cpu" : "wall";
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionSetTick --
+ *
+ *	Sets (script non-NULL) or clears the script run every periodNs
+ *	while the interp's session samples (`profiler top`).
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	Keeps a reference to script.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSessionSetTick(
+    Tcl_Interp *interp,
+    Tcl_Obj *script,
+    uint64_t periodNs)
+{
+    TpSession *s = GetSession(interp, 1);
+    Tcl_Obj *old;
+
+    if (script != NULL) {
+	Tcl_IncrRefCount(script);
+    }
+    pthread_mutex_lock(&s->lock);
+    old = s->tickScript;
+    s->tickScript = script;
+    s->tickNs = periodNs;
+    s->lastTickNs = TpNowNs();
+    s->tickPending = 0;
+    pthread_mutex_unlock(&s->lock);
+    if (old != NULL) {
+	Tcl_DecrRefCount(old);
+    }
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * PollAsyncProc --
+ *
+ *	Async handler, on the interp's thread at a command boundary or in
+ *	the event loop: writes the dump the dump signal asked for, and runs
+ *	the tick script when due. The interp's state is saved around both,
+ *	so the interrupted script sees nothing; errors go to stderr.
+ *
+ * Results:
+ *	code, unchanged.
+ *
+ * Side effects:
+ *	Writes the dump file; evaluates the tick script.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+PollReport(
+    Tcl_Interp *interp,
+    const char *what)
+{
+    Tcl_Channel err = Tcl_GetStdChannel(TCL_STDERR);
+
+    if (err != NULL) {
+	Tcl_WriteChars(err, "tclprof: ", -1);
+	Tcl_WriteChars(err, what, -1);
+	Tcl_WriteChars(err, ": ", -1);
+	Tcl_WriteObj(err, Tcl_GetObjResult(interp));
+	Tcl_WriteChars(err, "\n", 1);
+	Tcl_Flush(err);
+    }
+}
+
+static int
+PollAsyncProc(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int code)
+{
+    TpSession *s = cd;
+    Tcl_InterpState state;
+
+    (void) interp;
+    if (s->inPoll || Tcl_InterpDeleted(s->interp)) {
+	return code;
+    }
+    s->inPoll = 1;
+    if (s->dumpPending) {
+	s->dumpPending = 0;
+	state = Tcl_SaveInterpState(s->interp, TCL_OK);
+	if (TpSaveFile(s->interp, s->opts.dumpFile, 0) != TCL_OK) {
+	    PollReport(s->interp, "cannot write the dump");
+	}
+	Tcl_RestoreInterpState(s->interp, state);
+    }
+    if (s->tickPending && s->tickScript != NULL) {
+	Tcl_Obj *script = s->tickScript;
+
+	s->tickPending = 0;
+	Tcl_IncrRefCount(script);
+	state = Tcl_SaveInterpState(s->interp, TCL_OK);
+	if (Tcl_EvalObjEx(s->interp, script, TCL_EVAL_GLOBAL) != TCL_OK) {
+	    PollReport(s->interp, "live view stopped");
+	    TpSessionSetTick(s->interp, NULL, 0);
+	}
+	Tcl_RestoreInterpState(s->interp, state);
+	Tcl_DecrRefCount(script);
+    }
+    s->inPoll = 0;
+    return code;
 }
 
 /*

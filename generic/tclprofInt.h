@@ -8,12 +8,13 @@
  *
  * The data model.
  *
- *	A sample starts life in the signal handler as a *slot* of the ring:
- *	a fixed-size record holding the raw C program counters (leaf first),
- *	the trampoline frames (TclNRRunCallbacks) found among them with their
+ *	A sample starts life in the signal handler as a *slot*: a fixed
+ *	layout holding the raw C program counters (leaf first), the
+ *	trampoline frames (TclNRRunCallbacks) found among them with their
  *	stack pointers and calibrated root register, and the raw Tcl frames
  *	(innermost first) with their names copied as bytes. Nothing in a
- *	slot needs a lock or a Tcl_Obj to be written.
+ *	slot needs a lock or a Tcl_Obj to be written. The ring stores each
+ *	slot as a record of the size it uses (ring.c).
  *
  *	Outside the handler, the drain (run by the sampler thread every few
  *	milliseconds, and by the interp thread before any report) turns each
@@ -64,10 +65,11 @@ typedef int Tcl_Size;
 #define TP_MAX_INTERVAL_US	10000000
 #define TP_DEFAULT_INTERVAL_US	999	/* Non-round: avoids aliasing with
 					 * periodic work scheduled in ms. */
-#define TP_DEFAULT_BUFFER	4096	/* Slots: ~4 s at the default rate
-					 * even if the drain never ran. */
-#define TP_MIN_BUFFER		16
-#define TP_MAX_BUFFER		(1 << 16)	/* ~800 MB at -maxdepth 256. */
+#define TP_DEFAULT_BUFFER	(2 << 20)	/* Bytes of ring: 1000-2000
+					 * usual samples, 1-2 s at the default
+					 * rate even if the drain never ran. */
+#define TP_MIN_BUFFER		(64 << 10)
+#define TP_MAX_BUFFER		(1 << 30)
 #define TP_NAME_MAX		200	/* Longest Tcl name copied by the
 					 * handler; longer ones are cut. */
 
@@ -195,18 +197,24 @@ typedef struct TpSlot {
 } TpSlot;
 
 /*
- * The ring: single producer (the handler on one thread), single consumer
- * (the drain, under the session lock). head and tail only grow; slot i is
- * at (i % nSlots). The producer reserves by reading tail, writes, then
- * publishes with a release store of head.
+ * The ring (ring.c): single producer (the handler on one thread), single
+ * consumer (the drain, under the session lock). The handler fills the
+ * scratch slot, whose fixed layout (offPc ... offStr) every writer knows;
+ * TpRingCommit copies its used part into the byte buffer as one
+ * variable-length record. The drain copies a record back into readSlot.
+ * head and tail are free-running byte counters.
  */
 
 typedef struct TpRing {
-    char *mem;			/* nSlots * slotSize bytes, pre-faulted. */
+    char *mem;			/* The buffer, then the scratch and read
+				 * slots; pre-faulted. */
     size_t memSize;		/* For munmap. */
-    size_t slotSize;		/* Bytes per slot, 64-byte aligned. */
-    uint32_t nSlots;
-    uint32_t maxPc;		/* Capacity of pc[] in each slot. */
+    size_t size;		/* Bytes of the record buffer. */
+    size_t slotSize;		/* Bytes of the worst-case slot. */
+    TpSlot *scratch;		/* Handler: the slot being filled. */
+    TpSlot *readSlot;		/* Drain: the record being merged. */
+    uint32_t readSize;		/* Drain: its size in the buffer. */
+    uint32_t maxPc;		/* Capacity of pc[] in a slot. */
     uint32_t maxTcl;		/* Capacity of tcl[]. */
     uint32_t strBytes;		/* Capacity of the string area. */
     size_t offPc, offTramp, offTcl, offStr;
@@ -216,12 +224,13 @@ typedef struct TpRing {
     uint64_t dropped;		/* Handler: samples lost to a full ring. */
 } TpRing;
 
-MODULE_SCOPE int	TpRingInit(TpRing *ring, uint32_t nSlots, uint32_t maxDepth);
+MODULE_SCOPE int	TpRingInit(TpRing *ring, size_t nBytes, uint32_t maxDepth);
 MODULE_SCOPE void	TpRingFree(TpRing *ring);
 MODULE_SCOPE TpSlot *	TpRingReserve(TpRing *ring);
-MODULE_SCOPE void	TpRingCommit(TpRing *ring);
+MODULE_SCOPE int	TpRingCommit(TpRing *ring);
 MODULE_SCOPE TpSlot *	TpRingPeek(TpRing *ring);
 MODULE_SCOPE void	TpRingRelease(TpRing *ring);
+MODULE_SCOPE size_t	TpRingUsed(TpRing *ring);
 
 static inline uintptr_t *
 TpSlotPcs(const TpRing *r, TpSlot *s) { return (uintptr_t *)((char *)s + r->offPc); }
@@ -534,10 +543,9 @@ typedef struct TpStack {
     uint32_t hash;
 } TpStack;
 
-typedef struct TpLogEntry {
+typedef struct TpLogEntry {	/* 16 bytes: the thread is the stack's. */
     uint64_t timeNs;
     uint32_t stack;
-    uint32_t tid;
     uint32_t weight;		/* Samples this entry stands for (CPU
 				 * timer overruns), usually 1. */
 } TpLogEntry;
@@ -600,6 +608,7 @@ struct TpProfile {
 
 MODULE_SCOPE TpProfile *TpProfileNew(void);
 MODULE_SCOPE void	TpProfileFree(TpProfile *p);
+MODULE_SCOPE size_t	TpProfileBytes(const TpProfile *p);
 MODULE_SCOPE uint32_t	TpProfileCLoc(TpProfile *p, uintptr_t pc, int isCaller);
 MODULE_SCOPE uint32_t	TpProfileTclLoc(TpProfile *p, int type, const char *name,
 			    size_t nameLen, const char *file, size_t fileLen, int line);
@@ -614,6 +623,10 @@ MODULE_SCOPE void	TpProfileAddStack(TpProfile *p, const uint32_t *ids,
 MODULE_SCOPE void	TpProfileAddCalls(TpProfile *p, const char *callee, int type,
 			    const char *caller, uint64_t count);
 MODULE_SCOPE const uint32_t *TpProfileStackIds(const TpProfile *p, uint32_t stack);
+MODULE_SCOPE void	TpProfileTrim(TpProfile *p, uint64_t sinceNs, int force);
+MODULE_SCOPE TpProfile *TpProfileWindow(TpProfile *p, uint64_t sinceNs);
+MODULE_SCOPE void	TpProfileWindowFree(TpProfile *p, TpProfile *w);
+MODULE_SCOPE TpProfile *TpProfileCompact(TpProfile *p, uint64_t sinceNs);
 
 /*
  * ----------------------------------------------------------------------
@@ -635,7 +648,7 @@ typedef struct TpOptions {
     int intervalUs;
     TpClock clock;
     int maxDepth;
-    int bufferSlots;
+    int bufferBytes;		/* -buffer: bytes of ring. */
     TpMode mode;		/* Requested mode... */
     int modeGiven;		/* ... if -mode was given; else default. */
     uint64_t durationNs;	/* Stop sampling after this much wall time
@@ -643,6 +656,12 @@ typedef struct TpOptions {
     int progress;		/* Print a progress line on stderr once a
 				 * second when stderr is a terminal. */
     TpUnwinder unwinder;	/* -unwind */
+    uint64_t keepNs;		/* -keep: the flight recorder keeps only
+				 * this much of the latest samples (0:
+				 * all). */
+    int dumpSignal;		/* -dumpsignal: on this signal the window
+				 * is saved to dumpFile (0: none). */
+    char dumpFile[1024];	/* -dumpfile, native path. */
 } TpOptions;
 
 typedef struct TpSession TpSession;
@@ -665,6 +684,23 @@ MODULE_SCOPE const char *TpClockName(int clock);
 
 MODULE_SCOPE int	TpSessionWithProfile(Tcl_Interp *interp,
 			    int (*fn)(Tcl_Interp *, TpProfile *, void *), void *cd);
+
+/*
+ * The same for the samples of the last lastNs nanoseconds only (0: the
+ * session's -keep window, or everything).
+ */
+
+MODULE_SCOPE int	TpSessionWithWindow(Tcl_Interp *interp, uint64_t lastNs,
+			    int (*fn)(Tcl_Interp *, TpProfile *, void *), void *cd);
+
+/*
+ * Periodic work on the interp's thread while sampling (profiler top):
+ * script is evaluated at the first command boundary after each period.
+ * NULL script: none.
+ */
+
+MODULE_SCOPE int	TpSessionSetTick(Tcl_Interp *interp, Tcl_Obj *script,
+			    uint64_t periodNs);
 
 /* Called by the sampler thread. */
 MODULE_SCOPE void	TpSessionDrain(TpSession *s);
@@ -702,6 +738,9 @@ MODULE_SCOPE TpThreadState *TpThreadStateGet(void);	/* Creates it. */
 MODULE_SCOPE int	TpSignalInstall(Tcl_Obj **errPtr);
 MODULE_SCOPE void	TpSignalRestore(void);
 MODULE_SCOPE void	TpSignalQuiesce(TpThreadState *ts);
+MODULE_SCOPE int	TpDumpSignalInstall(int signo, Tcl_Obj **errPtr);
+MODULE_SCOPE void	TpDumpSignalRestore(void);
+MODULE_SCOPE int	TpDumpSignalTake(void);	/* 1 once per signal. */
 
 typedef struct TpSampler TpSampler;
 MODULE_SCOPE TpSampler *TpSamplerStart(TpSession *s, pthread_t target, uint32_t tid,
@@ -910,7 +949,8 @@ MODULE_SCOPE TpTimeEntry *TpExportTimeline(const TpExportCtx *x, size_t *nPtr,
  * ----------------------------------------------------------------------
  */
 
-MODULE_SCOPE int	TpSaveFile(Tcl_Interp *interp, const char *path);
+MODULE_SCOPE int	TpSaveFile(Tcl_Interp *interp, const char *path,
+			    uint64_t lastNs);
 MODULE_SCOPE int	TpLoadFiles(Tcl_Interp *interp, int nFiles,
 			    Tcl_Obj *const files[]);
 MODULE_SCOPE int	TpSaveAtExit(Tcl_Interp *interp, Tcl_Obj *script);

@@ -27,7 +27,7 @@ esac
 # tests), tcltest's companions, the tools the tests drive, and the real
 # C extensions the probe programs profile (sqlite3's Tcl binding, tDOM,
 # itcl 4, Thread).
-packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium graphviz libsqlite3-tcl tdom tcl-itcl4 tcl-thread"
+packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib valgrind golang-go chromium graphviz tmux linux-perf libsqlite3-tcl tdom tcl-itcl4 tcl-thread"
 # clang and zlib's headers: the build matrix compiles Tcl from source.
 packages="$packages clang zlib1g-dev"
 # Node.js for the browser test, from Debian unless the machine has one.

@@ -95,7 +95,8 @@ TpThreadStateGet(void)
  *	None.
  *
  * Side effects:
- *	Fills and publishes one ring slot, or counts a drop.
+ *	Fills the ring's scratch slot and publishes it as a record, or
+ *	counts a drop.
  *
  * Signal safety:
  *	This is the signal path; see the contract at the top of the file.
@@ -142,12 +143,13 @@ ProfHandler(
 	}
 	dt = TpNowNs() - t0;
 	slot->handlerNs = (uint32_t) (dt > UINT32_MAX ? UINT32_MAX : dt);
-	TpRingCommit(ts->ring);
-	if (dt > ts->handlerNsMax) {
-	    ts->handlerNsMax = dt;
+	if (TpRingCommit(ts->ring)) {
+	    if (dt > ts->handlerNsMax) {
+		ts->handlerNsMax = dt;
+	    }
+	    ts->handlerNsSum += dt;
+	    ts->handled++;
 	}
-	ts->handlerNsSum += dt;
-	ts->handled++;
     }
   done:
     __atomic_store_n(&ts->inHandler, 0, __ATOMIC_RELEASE);
@@ -275,4 +277,113 @@ TpSignalQuiesce(
 
 	sched_yield();
     }
+}
+
+/*
+ * ----------------------------------------------------------------------
+ * The dump signal (profiler start -dumpsignal). Its handler only raises a
+ * flag: everything else (the sampler thread noticing it, the interp's
+ * thread writing the file) happens outside any handler. The flag and the
+ * disposition to restore are process-wide; TpDumpSignalInstall and
+ * TpDumpSignalRestore are called under the session's process lock.
+ * ----------------------------------------------------------------------
+ */
+
+static struct {
+    int signo;			/* Installed on this signal, or 0. */
+    struct sigaction previous;	/* Disposition to restore. */
+    volatile sig_atomic_t raised;	/* Set by DumpHandler. */
+} dumpState;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * DumpHandler --
+ *
+ *	The dump signal's handler: raises the flag.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sets dumpState.raised.
+ *
+ * Signal safety:
+ *	Safe: one store (errno untouched).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+DumpHandler(
+    int sig)
+{
+    (void) sig;
+    __atomic_store_n(&dumpState.raised, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpDumpSignalInstall, TpDumpSignalRestore, TpDumpSignalTake --
+ *
+ *	Install the dump handler on signo (refused if the program handles
+ *	that signal itself), put the previous disposition back, and consume
+ *	the flag.
+ *
+ * Results:
+ *	Install: TCL_OK, or TCL_ERROR with a message in *errPtr. Take: 1 if
+ *	the signal came since the last call.
+ *
+ * Side effects:
+ *	Change the signal's disposition; Take clears the flag.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpDumpSignalInstall(
+    int signo,
+    Tcl_Obj **errPtr)
+{
+    struct sigaction sa, old;
+
+    if (sigaction(signo, NULL, &old) != 0) {
+	*errPtr = Tcl_ObjPrintf("cannot read the disposition of signal %d: %s",
+		signo, strerror(errno));
+	return TCL_ERROR;
+    }
+    if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
+	    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+	*errPtr = Tcl_ObjPrintf("signal %d already has a handler: refusing to"
+		" replace it", signo);
+	return TCL_ERROR;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = DumpHandler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    dumpState.raised = 0;
+    if (sigaction(signo, &sa, &dumpState.previous) != 0) {
+	*errPtr = Tcl_ObjPrintf("cannot install the handler of signal %d: %s",
+		signo, strerror(errno));
+	return TCL_ERROR;
+    }
+    dumpState.signo = signo;
+    return TCL_OK;
+}
+
+void
+TpDumpSignalRestore(void)
+{
+    if (dumpState.signo != 0) {
+	sigaction(dumpState.signo, &dumpState.previous, NULL);
+	dumpState.signo = 0;
+    }
+}
+
+int
+TpDumpSignalTake(void)
+{
+    return __atomic_exchange_n(&dumpState.raised, 0, __ATOMIC_ACQ_REL) != 0;
 }

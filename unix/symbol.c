@@ -982,7 +982,7 @@ AddArchiveSyms(
     Elf m;
     Elf64_Shdr sh, symSh;
     const unsigned char *h;
-    size_t pos = 8, body, size, i, sym;
+    size_t pos = 8, body, size, i, sym, released = 0;
 
     memset(&t, 0, sizeof(t));
     if (so->eh.e_machine != EM_X86_64 || MapFile(path, &ar) != 0) {
@@ -1018,6 +1018,21 @@ AddArchiveSyms(
 	    }
 	}
 	pos = body + size + (size & 1);
+
+	/*
+	 * The members are read once, in order: give back the pages of
+	 * those done (the file's pages stay in the page cache). Without
+	 * this the whole archive (3.3 MB for libtcl8.6.a) counted in the
+	 * process's peak resident memory at the first report.
+	 */
+
+	if (pos - released > (256u << 10)) {
+	    size_t upTo = pos & ~(size_t) 4095;
+
+	    madvise((char *) ar.data + released, upTo - released,
+		    MADV_DONTNEED);
+	    released = upTo;
+	}
     }
   done:
     TargetFree(&t);

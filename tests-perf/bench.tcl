@@ -1,0 +1,130 @@
+# bench.tcl --
+#
+#	The profiler's cost on six realistic programs (programs/*.tcl: deep
+#	recursion, text processing, tcllib json and struct::graph, an event
+#	loop on sockets and pipes, coroutine pipelines, TclOO with mixins
+#	and filters), each run as its own process the way a user runs it:
+#	bare (tclsh prog.tcl) and under `tclprof record` in each mode,
+#	writing a pprof export at the end. Rounds interleave the runs
+#	(the order rotates each round); each round gives ratios profiled/bare
+#	of wall time and of CPU time (user + system, the profiler's thread
+#	included: on a machine shared with other work it is the steadier
+#	of the two), and the median ratios are reported with the median
+#	peak resident memory (VmHWM, everything included) of each. The program's output must be
+#	the same profiled and bare. Never a pass/fail test: these machines
+#	are noisy; read ratios, not times.
+#
+#	Usage: tclsh bench.tcl ?-rounds n? ?-modes {frames trace}?
+#		?-programs {recursion ...}? ?-interval us? ?-scale factor?
+#
+# Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+
+set here [file dirname [file normalize [info script]]]
+set top [file dirname $here]
+array set opt {-rounds 5 -modes {frames trace} -interval 1000 -scale 1.0}
+# Work units per program: about 2-3 s each on a 2-core VM.
+set scales {recursion 60 text 24 tcllib 25 events 120 coroutines 70 tcloo 120}
+set opt(-programs) [dict keys $scales]
+array set opt $argv
+
+set tmp [file join [expr {[info exists env(TMPDIR)] ? $env(TMPDIR) : "/tmp"}] \
+	tclprof-bench-[pid]]
+file mkdir $tmp
+set timeCmd [auto_execok time]
+if {[file executable /usr/bin/time]} {
+    set timeCmd /usr/bin/time
+}
+
+# run --
+#
+#	Runs one program in mode (bare or a profiler mode); returns
+#	{wallSeconds cpuSeconds maxRssKb stdout}.
+
+proc run {prog mode} {
+    global opt here top tmp scales timeCmd
+    set scale [expr {max(1, int([dict get $scales $prog] * $opt(-scale)))}]
+    set script [file join $here programs $prog.tcl]
+    set tclsh [info nameofexecutable]
+    if {$mode eq "bare"} {
+	set cmd [list $tclsh $script $scale]
+    } else {
+	set cmd [list $tclsh [file join $top bin tclprof] record -mode $mode \
+		-interval $opt(-interval) -f pprof \
+		-o [file join $tmp $prog.$mode.pb.gz] -- $script $scale]
+    }
+    set rss [file join $tmp rss]
+    set t0 [clock microseconds]
+    set out [exec $timeCmd -f "%U %S %M" -o $rss {*}$cmd 2>/dev/null]
+    set secs [expr {([clock microseconds] - $t0) / 1e6}]
+    set f [open $rss]
+    lassign [lindex [split [string trim [read $f]] \n] end] user sys kb
+    close $f
+    return [list $secs [expr {$user + $sys}] $kb $out]
+}
+
+proc median {values} {
+    set s [lsort -real $values]
+    set n [llength $s]
+    if {$n % 2} {
+	return [lindex $s [expr {$n / 2}]]
+    }
+    return [expr {([lindex $s [expr {$n / 2 - 1}]] + [lindex $s [expr {$n / 2}]]) / 2.0}]
+}
+
+set modes [list bare {*}$opt(-modes)]
+puts "tclprof bench: Tcl [info patchlevel], $opt(-rounds) rounds, interval\
+	$opt(-interval) us, wall clock, pprof export included"
+foreach prog $opt(-programs) {
+    foreach m $modes {
+	set times($prog,$m) {}
+	set rss($prog,$m) {}
+    }
+}
+for {set r 0} {$r < $opt(-rounds)} {incr r} {
+    foreach prog $opt(-programs) {
+	set order [concat [lrange $modes [expr {$r % [llength $modes]}] end] \
+		[lrange $modes 0 [expr {$r % [llength $modes] - 1}]]]
+	set round {}
+	set cpuRound {}
+	foreach m $order {
+	    lassign [run $prog $m] secs cpu kb out
+	    dict set round $m $secs
+	    dict set cpuRound $m $cpu
+	    lappend rss($prog,$m) $kb
+	    if {$m eq "bare"} {
+		set expected($prog) $out
+	    } else {
+		set got($prog,$m) $out
+	    }
+	}
+	foreach m $modes {
+	    lappend times($prog,$m) [dict get $round $m]
+	    if {$m ne "bare"} {
+		lappend ratios($prog,$m) \
+			[expr {[dict get $round $m] / [dict get $round bare]}]
+		lappend cpuRatios($prog,$m) [expr {[dict get $cpuRound $m]
+			/ max(0.01, [dict get $cpuRound bare])}]
+	    }
+	}
+    }
+    puts stderr "round [expr {$r + 1}] of $opt(-rounds) done"
+}
+set hdr [format "%-11s %7s %8s" program "bare s" "bare MB"]
+foreach m $opt(-modes) {
+    append hdr [format " %8s %8s %8s" "$m" "cpu" "+MB"]
+}
+puts $hdr
+foreach prog $opt(-programs) {
+    set line [format "%-11s %7.2f %8.1f" $prog [median $times($prog,bare)] \
+	    [expr {[median $rss($prog,bare)] / 1024.0}]]
+    foreach m $opt(-modes) {
+	append line [format " %8.3f %8.3f %+8.1f" [median $ratios($prog,$m)] \
+		[median $cpuRatios($prog,$m)] \
+		[expr {([median $rss($prog,$m)] - [median $rss($prog,bare)]) / 1024.0}]]
+	if {$got($prog,$m) ne $expected($prog)} {
+	    append line "  OUTPUT DIFFERS ($m)"
+	}
+    }
+    puts $line
+}
+file delete -force $tmp

@@ -26,7 +26,7 @@
 #
 # Copyright (c) 2026 The tclprof authors. See the file LICENSE.
 
-package require Tcl 8.6
+package require Tcl 8.6-
 
 proc usage {} {
     puts stderr "usage: [file tail $::argv0] ?-n iterations? ?-mode frames|trace? ?-html file|\"\"? ?-check 1?"

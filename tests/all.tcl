@@ -13,7 +13,7 @@
 # Copyright (c) 2026 The tclprof authors. See the file LICENSE.
 
 package prefer latest
-package require Tcl 8.6
+package require Tcl 8.6-
 package require tcltest 2.5
 namespace import ::tcltest::*
 

@@ -1323,7 +1323,9 @@ LoadOne(
 
     /*
      * modules: matched to this process's modules by path, so module
-     * names show when the same libraries are loaded here.
+     * names show when the same libraries are loaded here; one this
+     * process never loaded (an extension the profiled script loaded) is
+     * added by its path, so its frames keep their module.
      */
 
     if (sqlite3_prepare_v2(db, "SELECT id, path FROM modules", -1, &st, NULL)
@@ -1334,16 +1336,13 @@ LoadOne(
 	const char *mpath = ColText(st, 1);
 	int m;
 
-	for (m = 0; mpath != NULL && m < p->modules.nMods; m++) {
-	    if (p->modules.mods[m].path != NULL
-		    && strcmp(p->modules.mods[m].path, mpath) == 0) {
-		Tcl_HashEntry *h = Tcl_CreateHashEntry(&modMap,
-			(const char *) (intptr_t) sqlite3_column_int64(st, 0),
-			&isNew);
+	if (mpath != NULL && *mpath != '\0'
+		&& (m = TpModulesAddPath(&p->modules, mpath)) >= 0) {
+	    Tcl_HashEntry *h = Tcl_CreateHashEntry(&modMap,
+		    (const char *) (intptr_t) sqlite3_column_int64(st, 0),
+		    &isNew);
 
-		Tcl_SetHashValue(h, (ClientData) (intptr_t) m);
-		break;
-	    }
+	    Tcl_SetHashValue(h, (ClientData) (intptr_t) m);
 	}
     }
     sqlite3_finalize(st);

@@ -267,6 +267,7 @@ typedef struct TpModules {
 
 MODULE_SCOPE int	TpModulesScan(TpModules *mt);
 MODULE_SCOPE int	TpModulesFind(TpModules *mt, uintptr_t pc, uintptr_t *offset);
+MODULE_SCOPE int	TpModulesAddPath(TpModules *mt, const char *path);
 MODULE_SCOPE void	TpModulesFree(TpModules *mt);
 
 /*
@@ -663,6 +664,11 @@ typedef struct TpFunc {
     int own;			/* A Tcl frame of tclprof itself (::tclprof::*,
 				 * e.g. the tclprof command line): hidden
 				 * with the internals. */
+    int wrap;			/* One of the command line's frames around
+				 * the profiled script (::tclprof::cli::*,
+				 * ::tclprof::source): recognised by name,
+				 * never by file, so that a user's [uplevel]
+				 * is never taken for the wrapper's. */
 } TpFunc;
 
 typedef struct TpNode {

@@ -141,6 +141,8 @@ FuncFor(
     f->cmdFunc = -1;
     f->procAlias = -1;
     f->own = kind == TP_KIND_TCL && strncmp(name, "::tclprof::", 11) == 0;
+    f->wrap = f->own && (strncmp(name, "::tclprof::cli::", 16) == 0
+	    || strcmp(name, "::tclprof::source") == 0);
     Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
     return t->nFuncs++;
 }
@@ -367,25 +369,6 @@ TpTreeBuild(
     }
 
     /*
-     * The tclprof command line's own frames (its top-level script runs
-     * the profiled script from inside if/catch/uplevel) are tclprof's,
-     * not the user's: they count as internals too.
-     */
-
-    for (i = 0; i < t->nFuncs; i++) {
-	TpFunc *f = &t->funcs[i];
-
-	if (f->kind == TP_KIND_TCL && f->file != NULL) {
-	    const char *base = strrchr(f->file, '/');
-
-	    base = base ? base + 1 : f->file;
-	    if (strcmp(base, "tclprof") == 0) {
-		f->own = 1;
-	    }
-	}
-    }
-
-    /*
      * Label command implementations.
      */
 
@@ -576,15 +559,16 @@ TpTreeStackFuncs(
     int lastTcl = -1;		/* Last Tcl function emitted. */
 
     /*
-     * Tcl frames that lie between tclprof's own frames (the command
-     * line's if/catch/uplevel around the profiled script) go with them;
-     * the user's frames outside them stay (a sample in [profiler status]
-     * called by the user's loop).
+     * Tcl frames that lie between the command line's wrapper frames (its
+     * catch/uplevel between ::tclprof::cli::record and ::tclprof::source)
+     * go with them; tclprof's other frames are hidden one by one, so the
+     * user's frames stay around them (a sample in [profiler status]
+     * called by the user's loop, in a script run by the command line).
      */
 
     if (!o->showInternals) {
 	for (k = 0; k < depth; k++) {
-	    if (t->funcs[t->locFunc[ids[k]]].own) {
+	    if (t->funcs[t->locFunc[ids[k]]].wrap) {
 		firstOwn = lastOwn ? firstOwn : k;
 		lastOwn = k + 1;
 	    }

@@ -669,6 +669,8 @@ typedef struct TpFunc {
 				 * ::tclprof::source): recognised by name,
 				 * never by file, so that a user's [uplevel]
 				 * is never taken for the wrapper's. */
+    int placeSeen;		/* A command: file and line were set from a
+				 * first location (CmdPlace). */
 } TpFunc;
 
 typedef struct TpNode {
@@ -804,6 +806,7 @@ MODULE_SCOPE TpTimeEntry *TpExportTimeline(const TpExportCtx *x, size_t *nPtr,
 MODULE_SCOPE int	TpSaveFile(Tcl_Interp *interp, const char *path);
 MODULE_SCOPE int	TpLoadFiles(Tcl_Interp *interp, int nFiles,
 			    Tcl_Obj *const files[]);
+MODULE_SCOPE void	TpSaveExpired(void);
 MODULE_SCOPE int	TpSaveAtExit(Tcl_Interp *interp, Tcl_Obj *script);
 
 /*

@@ -140,11 +140,38 @@ FuncFor(
     f->name = strdup(name);
     f->cmdFunc = -1;
     f->procAlias = -1;
-    f->own = kind == TP_KIND_TCL && strncmp(name, "::tclprof::", 11) == 0;
+    f->own = kind == TP_KIND_TCL && (strncmp(name, "::tclprof::", 11) == 0
+	    || (type == TP_TCL_CMD && strcmp(name, "profiler") == 0));
     f->wrap = f->own && (strncmp(name, "::tclprof::cli::", 16) == 0
 	    || strcmp(name, "::tclprof::source") == 0);
     Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
     return t->nFuncs++;
+}
+
+/*
+ * A command's file and line are those of its call site: a command run
+ * from one place keeps them; one run from several places (regexp, called
+ * all over a program) keeps only what all its places share, never the
+ * first place seen.
+ */
+
+static void
+CmdPlace(
+    TpFunc *f,
+    const TpLoc *l)
+{
+    if (!f->placeSeen) {
+	f->placeSeen = 1;
+	f->file = l->file;
+	f->line = l->file != NULL ? l->line : 0;
+	return;
+    }
+    if (f->file != NULL && (l->file == NULL || strcmp(f->file, l->file) != 0)) {
+	f->file = NULL;
+    }
+    if (f->file == NULL || f->line != l->line) {
+	f->line = 0;
+    }
 }
 
 static void
@@ -313,12 +340,16 @@ TpTreeBuild(
 	    name = Tcl_DStringValue(&key) + strlen(buf);
 	    fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, l->type, -1,
 		    name);
-	    if (l->file != NULL && t->funcs[fi].file == NULL) {
-		t->funcs[fi].file = l->file;
-	    }
-	    if (l->line > 0 && (t->funcs[fi].line == 0
-		    || l->line < t->funcs[fi].line)) {
-		t->funcs[fi].line = l->line;
+	    if (l->type == TP_TCL_CMD) {
+		CmdPlace(&t->funcs[fi], l);
+	    } else {
+		if (l->file != NULL && t->funcs[fi].file == NULL) {
+		    t->funcs[fi].file = l->file;
+		}
+		if (l->line > 0 && (t->funcs[fi].line == 0
+			|| l->line < t->funcs[fi].line)) {
+		    t->funcs[fi].line = l->line;
+		}
 	    }
 	} else if (l->resolved) {
 	    /*

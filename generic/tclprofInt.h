@@ -671,6 +671,11 @@ typedef struct TpFunc {
 				 * is never taken for the wrapper's. */
     int placeSeen;		/* A command: file and line were set from a
 				 * first location (CmdPlace). */
+    int startup;		/* C: 1 for the process's start-up functions
+				 * (_start, __libc_start_*), 2 for a function
+				 * without a name (module+0xoff): a stripped
+				 * main. Folded at the root with internals
+				 * hidden. */
 } TpFunc;
 
 typedef struct TpNode {

@@ -144,6 +144,11 @@ FuncFor(
 	    || (type == TP_TCL_CMD && strcmp(name, "profiler") == 0));
     f->wrap = f->own && (strncmp(name, "::tclprof::cli::", 16) == 0
 	    || strcmp(name, "::tclprof::source") == 0);
+    if (kind != TP_KIND_TCL) {
+	f->startup = (strcmp(name, "_start") == 0
+		|| strncmp(name, "__libc_start_", 13) == 0) ? 1
+		: strstr(name, "+0x") != NULL ? 2 : 0;
+    }
     Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
     return t->nFuncs++;
 }
@@ -586,7 +591,7 @@ TpTreeStackFuncs(
 {
     const uint32_t *ids = TpProfileStackIds(p, stack);
     uint32_t depth = p->stacks[stack].depth, k, n = 0, firstOwn = 0;
-    uint32_t lastOwn = 0;
+    uint32_t lastOwn = 0, skip = 0;
     int lastTcl = -1;		/* Last Tcl function emitted. */
 
     /*
@@ -597,6 +602,34 @@ TpTreeStackFuncs(
      * called by the user's loop, in a script run by the command line).
      */
 
+    /*
+     * The process's start-up frames at the root (_start,
+     * __libc_start_main, __libc_start_call_main, then the program's own
+     * unnamed main, as in a stripped tclsh) are folded away: every sample
+     * has them, and they are nobody's code.
+     */
+
+    if (!o->showInternals) {
+	int mainModule = -2;
+
+	for (k = 0; k < depth; k++) {
+	    const TpFunc *f = &t->funcs[t->locFunc[ids[k]]];
+
+	    if (f->startup == 1) {
+		if (strcmp(f->name, "_start") == 0) {
+		    mainModule = f->module;
+		}
+		skip = k + 1;
+		continue;
+	    }
+	    if (f->startup == 2 && skip == k && mainModule >= 0
+		    && f->module == mainModule) {
+		skip = k + 1;
+	    }
+	    break;
+	}
+    }
+
     if (!o->showInternals) {
 	for (k = 0; k < depth; k++) {
 	    if (t->funcs[t->locFunc[ids[k]]].wrap) {
@@ -606,7 +639,7 @@ TpTreeStackFuncs(
 	}
     }
 
-    for (k = 0; k < depth; k++) {
+    for (k = skip; k < depth; k++) {
 	uint32_t fi = t->locFunc[ids[k]];
 	const TpFunc *f = &t->funcs[fi];
 

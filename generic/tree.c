@@ -141,8 +141,10 @@ FuncFor(
     f->cmdFunc = -1;
     f->procAlias = -1;
     f->own = kind == TP_KIND_TCL && (strncmp(name, "::tclprof::", 11) == 0
+	    || strncmp(name, "namespace ::tclprof::", 21) == 0
 	    || (type == TP_TCL_CMD && strcmp(name, "profiler") == 0));
     f->wrap = f->own && (strncmp(name, "::tclprof::cli::", 16) == 0
+	    || strcmp(name, "namespace ::tclprof::cli") == 0
 	    || strcmp(name, "::tclprof::source") == 0);
     if (kind != TP_KIND_TCL) {
 	f->startup = (strcmp(name, "_start") == 0

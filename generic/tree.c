@@ -156,10 +156,23 @@ FuncFor(
 }
 
 /*
- * A command's file and line are those of its call site: a command run
- * from one place keeps them; one run from several places (regexp, called
- * all over a program) keeps only what all its places share, never the
- * first place seen.
+ *----------------------------------------------------------------------
+ *
+ * CmdPlace --
+ *
+ *	Gives a command's function the place of one more of its locations.
+ *	A command's file and line are those of a call site: a command run
+ *	from one place keeps them; one run from several places (regexp,
+ *	called all over a program) keeps only what all its places share,
+ *	never the first place seen.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sets or clears f->file and f->line.
+ *
+ *----------------------------------------------------------------------
  */
 
 static void
@@ -597,14 +610,6 @@ TpTreeStackFuncs(
     int lastTcl = -1;		/* Last Tcl function emitted. */
 
     /*
-     * Tcl frames that lie between the command line's wrapper frames (its
-     * catch/uplevel between ::tclprof::cli::record and ::tclprof::source)
-     * go with them; tclprof's other frames are hidden one by one, so the
-     * user's frames stay around them (a sample in [profiler status]
-     * called by the user's loop, in a script run by the command line).
-     */
-
-    /*
      * The process's start-up frames at the root (_start,
      * __libc_start_main, __libc_start_call_main, then the program's own
      * unnamed main, as in a stripped tclsh) are folded away: every sample
@@ -631,6 +636,14 @@ TpTreeStackFuncs(
 	    break;
 	}
     }
+
+    /*
+     * Tcl frames that lie between the command line's wrapper frames (its
+     * catch/uplevel between ::tclprof::cli::record and ::tclprof::source)
+     * go with them; tclprof's other frames are hidden one by one, so the
+     * user's frames stay around them (a sample in [profiler status]
+     * called by the user's loop, in a script run by the command line).
+     */
 
     if (!o->showInternals) {
 	for (k = 0; k < depth; k++) {

@@ -363,12 +363,17 @@ TpTreeBuild(
 	    if (l->type == TP_TCL_CMD) {
 		CmdPlace(&t->funcs[fi], l);
 	    } else {
-		if (l->file != NULL && t->funcs[fi].file == NULL) {
-		    t->funcs[fi].file = l->file;
+		TpFunc *f = &t->funcs[fi];
+
+		/* The line is one of the function's file, never another's. */
+		if (l->file != NULL && f->file == NULL) {
+		    f->file = l->file;
+		    f->line = 0;
 		}
-		if (l->line > 0 && (t->funcs[fi].line == 0
-			|| l->line < t->funcs[fi].line)) {
-		    t->funcs[fi].line = l->line;
+		if (l->line > 0 && (f->line == 0 || l->line < f->line)
+			&& (l->file == NULL ? f->file == NULL
+			: f->file != NULL && strcmp(l->file, f->file) == 0)) {
+		    f->line = l->line;
 		}
 	    }
 	} else if (l->resolved) {

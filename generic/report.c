@@ -2,7 +2,8 @@
  * report.c --
  *
  *	The call tree as text (Figure 8 of the paper "Integrated Tcl/C call stacks": an indented tree with
- *	Under = total and In = self samples and percentages) and as Tcl
+ *	total and self samples and percentages, the paper's Under and In,
+ *	named as every other report names them) and as Tcl
  *	values (a list of root nodes, each a dict). Pure functions of the
  *	tree and the options.
  *
@@ -237,7 +238,7 @@ TpReportText(
 	    (unsigned long long) p->mergeMismatch);
     Tcl_DStringAppend(&ds, buf, -1);
     Tcl_DStringAppend(&ds,
-	    "    Under      %        In      %  Name\n", -1);
+	    "    Total      %      Self      %  Name\n", -1);
     if (all > 0) {
 	kids = SortedChildren(t, t->root, &count);
 	for (i = 0; i < count; i++) {

@@ -5,7 +5,9 @@
  *	SQLite database, `profiler load` reads one or more back (summing
  *	them) into a profile that replaces the session's, and `profiler
  *	atexit` runs a script when the process ends (Tcl_Exit, SIGINT,
- *	SIGTERM) so that a profile is written however the program stops.
+ *	SIGTERM, SIGHUP and the other signals that end a process) or its
+ *	-duration runs out, so that a profile is written however the
+ *	program stops.
  *	The schema is documented, with examples, in doc/schema.md; the
  *	statements that create it are below (schemaSql) and are the
  *	reference.
@@ -189,9 +191,25 @@ static struct {
 				 * the handlers are installed, cleared after
 				 * they are removed. */
     volatile sig_atomic_t pendingSig;	/* Written by the handler. */
-    struct sigaction oldInt, oldTerm;	/* Dispositions replaced. */
+    volatile int pendingExpire;	/* -duration ran out (sampler thread). */
+    struct sigaction old[NSIG];	/* Dispositions replaced, by signal. */
+    unsigned char replaced[NSIG];	/* Which of them are ours now. */
     int installed;		/* Our handlers are in place. */
 } exitState = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * The signals that end a process by default and can be caught: the
+ * script runs for each of them before the process dies of it. SIGPIPE
+ * and SIGXFSZ are left alone: caught, they turn into write errors in the
+ * program. SIGPROF is the sampler's.
+ */
+
+static const int exitSignals[] = {
+    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,
+    SIGVTALRM
+};
+#define TP_N_EXIT_SIGNALS \
+    ((int) (sizeof(exitSignals) / sizeof(exitSignals[0])))
 
 #define TP_ATEXIT_KEY "tclprof::atexit"
 
@@ -1327,7 +1345,9 @@ LoadOne(
 
     /*
      * modules: matched to this process's modules by path, so module
-     * names show when the same libraries are loaded here.
+     * names show when the same libraries are loaded here; one this
+     * process never loaded (an extension the profiled script loaded) is
+     * added by its path, so its frames keep their module.
      */
 
     if (sqlite3_prepare_v2(db, "SELECT id, path FROM modules", -1, &st, NULL)
@@ -1338,16 +1358,13 @@ LoadOne(
 	const char *mpath = ColText(st, 1);
 	int m;
 
-	for (m = 0; mpath != NULL && m < p->modules.nMods; m++) {
-	    if (p->modules.mods[m].path != NULL
-		    && strcmp(p->modules.mods[m].path, mpath) == 0) {
-		Tcl_HashEntry *h = Tcl_CreateHashEntry(&modMap,
-			(const char *) (intptr_t) sqlite3_column_int64(st, 0),
-			&isNew);
+	if (mpath != NULL && *mpath != '\0'
+		&& (m = TpModulesAddPath(&p->modules, mpath)) >= 0) {
+	    Tcl_HashEntry *h = Tcl_CreateHashEntry(&modMap,
+		    (const char *) (intptr_t) sqlite3_column_int64(st, 0),
+		    &isNew);
 
-		Tcl_SetHashValue(h, (ClientData) (intptr_t) m);
-		break;
-	    }
+	    Tcl_SetHashValue(h, (ClientData) (intptr_t) m);
 	}
     }
     sqlite3_finalize(st);
@@ -1627,7 +1644,8 @@ LoadOne(
  *   - Tcl_Exit ([exit], the end of tclsh's script, a C extension calling
  *     Tcl_Exit): an exit handler runs the script with the word "exit";
  *     Tcl runs exit handlers before it tears anything down.
- *   - SIGINT, SIGTERM (only when their disposition was the default: a
+ *   - SIGINT, SIGTERM, SIGHUP and the other exitSignals (only
+ *     when their disposition was the default: a
  *     program's own handlers are left alone): the C handler may only
  *     record the signal and mark an async handler (Tcl_AsyncMark is meant
  *     for signal handlers); the async handler runs on the interp's
@@ -1692,7 +1710,7 @@ AtExitProc(
  *
  * TermHandler --
  *
- *	SIGINT/SIGTERM handler installed by `profiler atexit`.
+ *	Handler of the exitSignals installed by `profiler atexit`.
  *
  * Results:
  *	None.
@@ -1739,6 +1757,10 @@ SignalAsyncProc(
 
     (void) interp;
     if (sig == 0) {
+	if (exitState.pendingExpire) {
+	    exitState.pendingExpire = 0;
+	    RunAtExitScript(ae, Tcl_NewStringObj("duration", -1));
+	}
 	return code;
     }
     RunAtExitScript(ae, Tcl_ObjPrintf("signal %d", sig));
@@ -1751,6 +1773,35 @@ SignalAsyncProc(
     raise(sig);
     _exit(128 + sig);
     return code;	/* Not reached. */
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSaveExpired --
+ *
+ *	-duration ran out: the run is over, so the atexit script runs now,
+ *	with "duration", on the interp's thread (at its next command or
+ *	event), and not again at exit. Called by the sampler thread.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Marks the async handler of the atexit script, if there is one.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSaveExpired(void)
+{
+    pthread_mutex_lock(&exitState.lock);
+    if (exitState.owner != NULL && exitState.owner->async != NULL) {
+	exitState.pendingExpire = 1;
+	Tcl_AsyncMark(exitState.owner->async);
+    }
+    pthread_mutex_unlock(&exitState.lock);
 }
 
 /*
@@ -1782,15 +1833,16 @@ AtExitDelete(
     if (exitState.owner == ae) {
 	if (exitState.installed) {
 	    struct sigaction cur;
+	    int i, sig;
 
 	    /* Put back the old disposition only where ours still is. */
-	    if (sigaction(SIGINT, NULL, &cur) == 0
-		    && cur.sa_handler == TermHandler) {
-		sigaction(SIGINT, &exitState.oldInt, NULL);
-	    }
-	    if (sigaction(SIGTERM, NULL, &cur) == 0
-		    && cur.sa_handler == TermHandler) {
-		sigaction(SIGTERM, &exitState.oldTerm, NULL);
+	    for (i = 0; i < TP_N_EXIT_SIGNALS; i++) {
+		sig = exitSignals[i];
+		if (exitState.replaced[sig] && sigaction(sig, NULL, &cur) == 0
+			&& cur.sa_handler == TermHandler) {
+		    sigaction(sig, &exitState.old[sig], NULL);
+		}
+		exitState.replaced[sig] = 0;
 	    }
 	    exitState.installed = 0;
 	}
@@ -1821,7 +1873,7 @@ AtExitDelete(
  *	the hook.
  *
  * Side effects:
- *	Exit handler, async handler, SIGINT/SIGTERM handlers.
+ *	Exit handler, async handler, handlers of the exitSignals.
  *
  *----------------------------------------------------------------------
  */
@@ -1861,20 +1913,20 @@ TpSaveAtExit(
 	exitState.pendingSig = 0;
 	if (!exitState.installed) {
 	    struct sigaction sa, old;
+	    int i, sig;
 
 	    memset(&sa, 0, sizeof(sa));
 	    sa.sa_handler = TermHandler;
 	    sigemptyset(&sa.sa_mask);
 	    sa.sa_flags = SA_RESTART;
-	    if (sigaction(SIGINT, NULL, &old) == 0
-		    && old.sa_handler == SIG_DFL) {
-		exitState.oldInt = old;
-		sigaction(SIGINT, &sa, NULL);
-	    }
-	    if (sigaction(SIGTERM, NULL, &old) == 0
-		    && old.sa_handler == SIG_DFL) {
-		exitState.oldTerm = old;
-		sigaction(SIGTERM, &sa, NULL);
+	    for (i = 0; i < TP_N_EXIT_SIGNALS; i++) {
+		sig = exitSignals[i];
+		if (sigaction(sig, NULL, &old) == 0
+			&& old.sa_handler == SIG_DFL) {
+		    exitState.old[sig] = old;
+		    exitState.replaced[sig] = 1;
+		    sigaction(sig, &sa, NULL);
+		}
 	    }
 	    exitState.installed = 1;
 	}

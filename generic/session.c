@@ -747,6 +747,7 @@ TpSessionExpired(
     pthread_mutex_lock(&s->lock);
     s->expiredNs = nowNs;
     pthread_mutex_unlock(&s->lock);
+    TpSaveExpired();
 }
 
 /*

@@ -299,6 +299,7 @@ typedef struct TpModules {
 
 MODULE_SCOPE int	TpModulesScan(TpModules *mt);
 MODULE_SCOPE int	TpModulesFind(TpModules *mt, uintptr_t pc, uintptr_t *offset);
+MODULE_SCOPE int	TpModulesAddPath(TpModules *mt, const char *path);
 MODULE_SCOPE void	TpModulesFree(TpModules *mt);
 
 /*
@@ -807,6 +808,18 @@ typedef struct TpFunc {
     int own;			/* A Tcl frame of tclprof itself (::tclprof::*,
 				 * e.g. the tclprof command line): hidden
 				 * with the internals. */
+    int wrap;			/* One of the command line's frames around
+				 * the profiled script (::tclprof::cli::*,
+				 * ::tclprof::source): recognised by name,
+				 * never by file, so that a user's [uplevel]
+				 * is never taken for the wrapper's. */
+    int placeSeen;		/* A command: file and line were set from a
+				 * first location (CmdPlace). */
+    int startup;		/* C: 1 for the process's start-up functions
+				 * (_start, __libc_start_*), 2 for a function
+				 * without a name (module+0xoff): a stripped
+				 * main. Folded at the root with internals
+				 * hidden. */
 } TpFunc;
 
 typedef struct TpNode {
@@ -953,6 +966,7 @@ MODULE_SCOPE int	TpSaveFile(Tcl_Interp *interp, const char *path,
 			    uint64_t lastNs);
 MODULE_SCOPE int	TpLoadFiles(Tcl_Interp *interp, int nFiles,
 			    Tcl_Obj *const files[]);
+MODULE_SCOPE void	TpSaveExpired(void);
 MODULE_SCOPE int	TpSaveAtExit(Tcl_Interp *interp, Tcl_Obj *script);
 
 /*

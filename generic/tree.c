@@ -140,9 +140,58 @@ FuncFor(
     f->name = strdup(name);
     f->cmdFunc = -1;
     f->procAlias = -1;
-    f->own = kind == TP_KIND_TCL && strncmp(name, "::tclprof::", 11) == 0;
+    f->own = kind == TP_KIND_TCL && (strncmp(name, "::tclprof::", 11) == 0
+	    || strncmp(name, "namespace ::tclprof::", 21) == 0
+	    || (type == TP_TCL_CMD && strcmp(name, "profiler") == 0));
+    f->wrap = f->own && (strncmp(name, "::tclprof::cli::", 16) == 0
+	    || strcmp(name, "namespace ::tclprof::cli") == 0
+	    || strcmp(name, "::tclprof::source") == 0);
+    if (kind != TP_KIND_TCL) {
+	f->startup = (strcmp(name, "_start") == 0
+		|| strncmp(name, "__libc_start_", 13) == 0) ? 1
+		: strstr(name, "+0x") != NULL ? 2 : 0;
+    }
     Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
     return t->nFuncs++;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CmdPlace --
+ *
+ *	Gives a command's function the place of one more of its locations.
+ *	A command's file and line are those of a call site: a command run
+ *	from one place keeps them; one run from several places (regexp,
+ *	called all over a program) keeps only what all its places share,
+ *	never the first place seen.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sets or clears f->file and f->line.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CmdPlace(
+    TpFunc *f,
+    const TpLoc *l)
+{
+    if (!f->placeSeen) {
+	f->placeSeen = 1;
+	f->file = l->file;
+	f->line = l->file != NULL ? l->line : 0;
+	return;
+    }
+    if (f->file != NULL && (l->file == NULL || strcmp(f->file, l->file) != 0)) {
+	f->file = NULL;
+    }
+    if (f->file == NULL || f->line != l->line) {
+	f->line = 0;
+    }
 }
 
 static void
@@ -311,12 +360,21 @@ TpTreeBuild(
 	    name = Tcl_DStringValue(&key) + strlen(buf);
 	    fi = FuncFor(&b, Tcl_DStringValue(&key), l->kind, l->type, -1,
 		    name);
-	    if (l->file != NULL && t->funcs[fi].file == NULL) {
-		t->funcs[fi].file = l->file;
-	    }
-	    if (l->line > 0 && (t->funcs[fi].line == 0
-		    || l->line < t->funcs[fi].line)) {
-		t->funcs[fi].line = l->line;
+	    if (l->type == TP_TCL_CMD) {
+		CmdPlace(&t->funcs[fi], l);
+	    } else {
+		TpFunc *f = &t->funcs[fi];
+
+		/* The line is one of the function's file, never another's. */
+		if (l->file != NULL && f->file == NULL) {
+		    f->file = l->file;
+		    f->line = 0;
+		}
+		if (l->line > 0 && (f->line == 0 || l->line < f->line)
+			&& (l->file == NULL ? f->file == NULL
+			: f->file != NULL && strcmp(l->file, f->file) == 0)) {
+		    f->line = l->line;
+		}
 	    }
 	} else if (l->resolved) {
 	    /*
@@ -364,25 +422,6 @@ TpTreeBuild(
 	    }
 	}
 	t->locFunc[i] = fi;
-    }
-
-    /*
-     * The tclprof command line's own frames (its top-level script runs
-     * the profiled script from inside if/catch/uplevel) are tclprof's,
-     * not the user's: they count as internals too.
-     */
-
-    for (i = 0; i < t->nFuncs; i++) {
-	TpFunc *f = &t->funcs[i];
-
-	if (f->kind == TP_KIND_TCL && f->file != NULL) {
-	    const char *base = strrchr(f->file, '/');
-
-	    base = base ? base + 1 : f->file;
-	    if (strcmp(base, "tclprof") == 0) {
-		f->own = 1;
-	    }
-	}
     }
 
     /*
@@ -572,26 +611,55 @@ TpTreeStackFuncs(
 {
     const uint32_t *ids = TpProfileStackIds(p, stack);
     uint32_t depth = p->stacks[stack].depth, k, n = 0, firstOwn = 0;
-    uint32_t lastOwn = 0;
+    uint32_t lastOwn = 0, skip = 0;
     int lastTcl = -1;		/* Last Tcl function emitted. */
 
     /*
-     * Tcl frames that lie between tclprof's own frames (the command
-     * line's if/catch/uplevel around the profiled script) go with them;
-     * the user's frames outside them stay (a sample in [profiler status]
-     * called by the user's loop).
+     * The process's start-up frames at the root (_start,
+     * __libc_start_main, __libc_start_call_main, then the program's own
+     * unnamed main, as in a stripped tclsh) are folded away: every sample
+     * has them, and they are nobody's code.
+     */
+
+    if (!o->showInternals) {
+	int mainModule = -2;
+
+	for (k = 0; k < depth; k++) {
+	    const TpFunc *f = &t->funcs[t->locFunc[ids[k]]];
+
+	    if (f->startup == 1) {
+		if (strcmp(f->name, "_start") == 0) {
+		    mainModule = f->module;
+		}
+		skip = k + 1;
+		continue;
+	    }
+	    if (f->startup == 2 && skip == k && mainModule >= 0
+		    && f->module == mainModule) {
+		skip = k + 1;
+	    }
+	    break;
+	}
+    }
+
+    /*
+     * Tcl frames that lie between the command line's wrapper frames (its
+     * catch/uplevel between ::tclprof::cli::record and ::tclprof::source)
+     * go with them; tclprof's other frames are hidden one by one, so the
+     * user's frames stay around them (a sample in [profiler status]
+     * called by the user's loop, in a script run by the command line).
      */
 
     if (!o->showInternals) {
 	for (k = 0; k < depth; k++) {
-	    if (t->funcs[t->locFunc[ids[k]]].own) {
+	    if (t->funcs[t->locFunc[ids[k]]].wrap) {
 		firstOwn = lastOwn ? firstOwn : k;
 		lastOwn = k + 1;
 	    }
 	}
     }
 
-    for (k = 0; k < depth; k++) {
+    for (k = skip; k < depth; k++) {
 	uint32_t fi = t->locFunc[ids[k]];
 	const TpFunc *f = &t->funcs[fi];
 

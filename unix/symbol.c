@@ -1245,6 +1245,26 @@ ModulesOrder(
     return (int *) (mt->mods + mt->capMods);
 }
 
+/*
+ * Rebuilds the order TpModulesFind searches: insertion sort by lo, there
+ * are tens of modules.
+ */
+
+static void
+ModulesSort(
+    TpModules *mt)
+{
+    int *order = ModulesOrder(mt);
+    int i, j;
+
+    for (i = 0; i < mt->nMods; i++) {
+	for (j = i; j > 0 && mt->mods[order[j - 1]].lo > mt->mods[i].lo; j--) {
+	    order[j] = order[j - 1];
+	}
+	order[j] = i;
+    }
+}
+
 typedef struct ScanState {	/* One TpModulesScan. */
     TpModules *mt;
     int oldN;			/* Modules known before it. */
@@ -1365,7 +1385,7 @@ TpModulesScan(
 {
     ScanState ss;
     sigset_t block, old;
-    int i, j, *order;
+    int i;
 
     ss.mt = mt;
     ss.oldN = mt->nMods;
@@ -1387,18 +1407,62 @@ TpModulesScan(
     }
     free(ss.seen);
 
-    /*
-     * Insertion sort by lo: there are tens of modules.
-     */
-
-    order = ModulesOrder(mt);
-    for (i = 0; i < mt->nMods; i++) {
-	for (j = i; j > 0 && mt->mods[order[j - 1]].lo > mt->mods[i].lo; j--) {
-	    order[j] = order[j - 1];
-	}
-	order[j] = i;
-    }
+    ModulesSort(mt);
     return ss.failed ? TCL_ERROR : TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpModulesAddPath --
+ *
+ *	A module known only by its path (a saved profile's library that
+ *	this process never loaded): the path and name for reports, no
+ *	address range, no symbols. A module already known by that path is
+ *	returned instead.
+ *
+ * Results:
+ *	Its index, or -1 if memory ran out.
+ *
+ * Side effects:
+ *	May append to mt. The caller holds the lock guarding mt.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpModulesAddPath(
+    TpModules *mt,
+    const char *path)
+{
+    TpModule *m;
+    const char *base;
+    int i;
+
+    for (i = 0; i < mt->nMods; i++) {
+	if (mt->mods[i].path != NULL && strcmp(mt->mods[i].path, path) == 0) {
+	    return i;
+	}
+    }
+    if (ModulesReserve(mt) != 0) {
+	return -1;
+    }
+    m = &mt->mods[mt->nMods];
+    memset(m, 0, sizeof(TpModule));
+    base = strrchr(path, '/');
+    m->path = strdup(path);
+    m->shortName = strdup(base ? base + 1 : path);
+    if (m->path == NULL || m->shortName == NULL) {
+	free(m->path);
+	free(m->shortName);
+	return -1;
+    }
+    m->isTcl = strncmp(m->shortName, "libtcl", 6) == 0
+	    && m->shortName[6] >= '0' && m->shortName[6] <= '9';
+    m->symsTried = 1;		/* Not mapped here: nothing to read. */
+    mt->nMods++;
+    ModulesSort(mt);
+    return mt->nMods - 1;
 }
 
 /*

@@ -3221,7 +3221,7 @@ typedef struct CalibFrame {
  *----------------------------------------------------------------------
  */
 
-static uintptr_t
+static TP_NO_ASAN uintptr_t
 LocValue(
     const CalibFrame *f,
     const TpValueLoc *loc)

@@ -50,6 +50,21 @@
 typedef int Tcl_Size;
 #endif
 
+/*
+ * For the functions that read words of other functions' stack frames (a
+ * trampoline's stack slot): under AddressSanitizer those words may lie
+ * in an instrumented frame's redzone, which is not an error here.
+ */
+
+#if defined(__has_attribute)
+#  if __has_attribute(no_sanitize_address)
+#    define TP_NO_ASAN __attribute__((no_sanitize_address))
+#  endif
+#endif
+#ifndef TP_NO_ASAN
+#  define TP_NO_ASAN
+#endif
+
 #define TCLPROF_VERSION "0.1"
 
 /*

@@ -1263,7 +1263,7 @@ FindRow(
  *----------------------------------------------------------------------
  */
 
-static uintptr_t
+static TP_NO_ASAN uintptr_t
 ReadLoc(
     const TpValueLoc *loc,
     const uintptr_t *regs,	/* The frame's rbx, rbp, r12-r15. */

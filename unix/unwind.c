@@ -333,7 +333,7 @@ LibunwindUnwind(
  *----------------------------------------------------------------------
  */
 
-static uintptr_t
+static TP_NO_ASAN uintptr_t
 CursorLoc(
     unw_cursor_t *cursor,
     const TpValueLoc *loc,

@@ -45,6 +45,8 @@ struct TpSession {
 				 * thread writes, under lock), or 0. */
     uint64_t elapsedNs;		/* Sum of finished runs since reset. */
     uint64_t droppedBase;	/* Drops of finished rings since reset. */
+    uint64_t missedBase;	/* Missed ticks of finished rings since
+				 * reset. */
     int calibrated;		/* Frames-mode calibration was tried... */
     int rootReg;		/* ... and found this register (-1: not), */
     int cbReg;			/* and this one for the running callback. */
@@ -416,7 +418,8 @@ TpSessionStart(
     }
     pthread_mutex_unlock(&s->lock);
     __atomic_store_n(&ts->active, 1, __ATOMIC_RELEASE);
-    s->sampler = TpSamplerStart(s, pthread_self(), ts->tid, o, &err);
+    s->sampler = TpSamplerStart(s, &s->ring, pthread_self(), ts->tid, o,
+	    &err);
     if (s->sampler == NULL) {
 	TpSignalQuiesce(ts);
 	if (s->trace) {
@@ -472,6 +475,7 @@ StopLocked(
     pthread_mutex_lock(&s->lock);
     DrainLocked(s);
     s->droppedBase += s->ring.dropped;
+    s->missedBase += s->ring.missed + s->ring.pending;
     TpRingFree(&s->ring);
     s->ringLive = 0;
     if (s->trace != NULL) {
@@ -553,8 +557,10 @@ TpSessionReset(
     if (s->ringLive) {
 	DrainLocked(s);
 	s->droppedBase = 0 - s->ring.dropped;
+	s->missedBase = 0 - s->ring.missed;
     } else {
 	s->droppedBase = 0;
+	s->missedBase = 0;
     }
     if (s->running) {
 	TpProfile *fresh = TpProfileNew();
@@ -723,7 +729,7 @@ TpSessionStatus(
     TpProfile *p;
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
     uint64_t fallback = 0, checkMism = 0;
-    uint64_t hMax = 0, dropped, elapsed;
+    uint64_t hMax = 0, dropped, elapsed, missed;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
@@ -740,6 +746,7 @@ TpSessionStatus(
 	hMax = p->handlerNsMax;
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
+    missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
     elapsed = s->elapsedNs + (s->running ? (s->expiredNs ? s->expiredNs
 	    : TpNowNs()) - s->startNs : 0);
     pthread_mutex_unlock(&s->lock);
@@ -753,6 +760,9 @@ TpSessionStatus(
     PUT("buffer", Tcl_NewIntObj(s->opts.bufferSlots));
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
+    PUT("missed", Tcl_NewWideIntObj((Tcl_WideInt) missed));
+    PUT("deliveredRate", Tcl_NewDoubleObj(samples == 0 || missed > samples
+	    ? 1.0 : (double) (samples - missed) / (double) samples));
     PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
     PUT("unwindErrors", Tcl_NewWideIntObj((Tcl_WideInt) unwErr));
     PUT("unwinder", Tcl_NewStringObj(unwinderNames[s->opts.unwinder], -1));
@@ -831,6 +841,7 @@ TpSessionSetProfile(
     s->profile = p;
     s->elapsedNs = p->elapsedNs;
     s->droppedBase = p->dropped;
+    s->missedBase = 0;
     s->mode = (TpMode) p->mode;
     s->opts.intervalUs = p->intervalUs;
     s->opts.clock = (TpClock) p->clock;
@@ -967,6 +978,7 @@ ForkAsyncProc(
     s->profile = NULL;
     s->elapsedNs = 0;
     s->droppedBase = 0;
+    s->missedBase = 0;
     pthread_mutex_unlock(&s->lock);
     o = s->opts;
     state = Tcl_SaveInterpState(s->interp, TCL_OK);

@@ -133,6 +133,20 @@ ProfHandler(
 	slot->weight = 1;
 	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0) {
 	    slot->weight += (uint32_t) info->si_overrun;
+	} else if (info != NULL && info->si_code == SI_TKILL) {
+	    uint64_t w = __atomic_exchange_n(&ts->ring->pending, 0,
+		    __ATOMIC_ACQ_REL);
+
+	    /*
+	     * The wall-clock sampler's ticks since the last sample (several
+	     * when it woke late or its signals merged): this sample stands
+	     * for all of them.
+	     */
+
+	    if (w > 1) {
+		slot->weight = (uint32_t) (w > UINT32_MAX ? UINT32_MAX : w);
+		ts->ring->missed += slot->weight - 1;
+	    }
 	}
 	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
 	if (ts->mode == TP_MODE_FRAMES) {

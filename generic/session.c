@@ -761,8 +761,8 @@ TpSessionStatus(
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
     PUT("missed", Tcl_NewWideIntObj((Tcl_WideInt) missed));
-    PUT("deliveredRate", Tcl_NewDoubleObj(samples == 0 || missed > samples
-	    ? 1.0 : (double) (samples - missed) / (double) samples));
+    PUT("deliveredRate", Tcl_NewDoubleObj(samples + missed == 0 ? 1.0
+	    : (double) samples / (double) (samples + missed)));
     PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
     PUT("unwindErrors", Tcl_NewWideIntObj((Tcl_WideInt) unwErr));
     PUT("unwinder", Tcl_NewStringObj(unwinderNames[s->opts.unwinder], -1));

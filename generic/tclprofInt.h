@@ -199,10 +199,10 @@ typedef struct TpRing {
     uint64_t dropped;		/* Handler: samples lost to a full ring. */
     uint64_t pending;		/* Wall clock: ticks due and not sampled
 				 * yet; the sampler thread adds (atomic),
-				 * the handler takes them as its sample's
-				 * weight (atomic exchange). */
+				 * the handler takes them all (atomic
+				 * exchange). */
     uint64_t missed;		/* Handler: ticks that gave no sample of
-				 * their own (weight - 1 summed). */
+				 * their own. */
 } TpRing;
 
 MODULE_SCOPE int	TpRingInit(TpRing *ring, uint32_t nSlots, uint32_t maxDepth);

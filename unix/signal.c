@@ -139,13 +139,14 @@ ProfHandler(
 
 	    /*
 	     * The wall-clock sampler's ticks since the last sample (several
-	     * when it woke late or its signals merged): this sample stands
-	     * for all of them.
+	     * when it woke late or its signals merged): the others gave no
+	     * sample. They are counted, not given to this sample: it may
+	     * stand for time spent elsewhere ([profiler stop] waiting for a
+	     * starved sampler thread took whole bursts of them).
 	     */
 
 	    if (w > 1) {
-		slot->weight = (uint32_t) (w > UINT32_MAX ? UINT32_MAX : w);
-		ts->ring->missed += slot->weight - 1;
+		ts->ring->missed += w - 1;
 	    }
 	}
 	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);

@@ -46,6 +46,8 @@ struct TpSession {
     uint64_t elapsedNs;		/* Sum of finished runs since reset. */
     uint64_t droppedBase;	/* Drops of finished rings since reset. */
     uint64_t compactNs;		/* -keep: last TpProfileCompact (drain). */
+    uint64_t missedBase;	/* Missed ticks of finished rings since
+				 * reset. */
     pid_t pid;			/* Process the run started in. */
     pthread_t thread;		/* Thread the run samples (interp's). */
     Tcl_AsyncHandler forkAsync;	/* Restarts a run in a forked child. */
@@ -456,7 +458,8 @@ TpSessionStart(
     }
     pthread_mutex_unlock(&s->lock);
     __atomic_store_n(&ts->active, 1, __ATOMIC_RELEASE);
-    s->sampler = TpSamplerStart(s, pthread_self(), ts->tid, o, &err);
+    s->sampler = TpSamplerStart(s, &s->ring, pthread_self(), ts->tid, o,
+	    &err);
     if (s->sampler == NULL) {
 	TpSignalQuiesce(ts);
 	if (s->trace) {
@@ -516,6 +519,7 @@ StopLocked(
     pthread_mutex_lock(&s->lock);
     DrainLocked(s);
     s->droppedBase += s->ring.dropped;
+    s->missedBase += s->ring.missed + s->ring.pending;
     TpRingFree(&s->ring);
     s->ringLive = 0;
     if (s->trace != NULL) {
@@ -602,8 +606,10 @@ TpSessionReset(
     if (s->ringLive) {
 	DrainLocked(s);
 	s->droppedBase = 0 - s->ring.dropped;
+	s->missedBase = 0 - s->ring.missed;
     } else {
 	s->droppedBase = 0;
+	s->missedBase = 0;
     }
     if (s->running) {
 	TpProfile *fresh = TpProfileNew();
@@ -859,7 +865,7 @@ TpSessionStatus(
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
     uint64_t fallback = 0, checkMism = 0;
     uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
-    uint64_t profileBytes;
+    uint64_t profileBytes, missed;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
@@ -888,6 +894,7 @@ TpSessionStatus(
 	ringUsed = TpRingUsed(&s->ring);
     }
     profileBytes = TpProfileBytes(p);
+    missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
     elapsed = s->elapsedNs + (s->running ? (s->expiredNs ? s->expiredNs
 	    : TpNowNs()) - s->startNs : 0);
     pthread_mutex_unlock(&s->lock);
@@ -904,6 +911,9 @@ TpSessionStatus(
     PUT("profileBytes", Tcl_NewWideIntObj((Tcl_WideInt) profileBytes));
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
+    PUT("missed", Tcl_NewWideIntObj((Tcl_WideInt) missed));
+    PUT("deliveredRate", Tcl_NewDoubleObj(samples + missed == 0 ? 1.0
+	    : (double) samples / (double) (samples + missed)));
     PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
     PUT("unwindErrors", Tcl_NewWideIntObj((Tcl_WideInt) unwErr));
     PUT("unwinder", Tcl_NewStringObj(unwinderNames[s->opts.unwinder], -1));
@@ -1006,6 +1016,7 @@ TpSessionSetProfile(
     s->profile = p;
     s->elapsedNs = p->elapsedNs;
     s->droppedBase = p->dropped;
+    s->missedBase = 0;
     s->mode = (TpMode) p->mode;
     s->opts.intervalUs = p->intervalUs;
     s->opts.clock = (TpClock) p->clock;
@@ -1260,6 +1271,7 @@ ForkAsyncProc(
     s->profile = NULL;
     s->elapsedNs = 0;
     s->droppedBase = 0;
+    s->missedBase = 0;
     pthread_mutex_unlock(&s->lock);
     o = s->opts;
     state = Tcl_SaveInterpState(s->interp, TCL_OK);

@@ -237,6 +237,12 @@ typedef struct TpRing {
     uint64_t head;		/* Written by the handler (atomic). */
     uint64_t tail;		/* Written by the drain (atomic). */
     uint64_t dropped;		/* Handler: samples lost to a full ring. */
+    uint64_t pending;		/* Wall clock: ticks due and not sampled
+				 * yet; the sampler thread adds (atomic),
+				 * the handler takes them all (atomic
+				 * exchange). */
+    uint64_t missed;		/* Handler: ticks that gave no sample of
+				 * their own. */
 } TpRing;
 
 MODULE_SCOPE int	TpRingInit(TpRing *ring, size_t nBytes, uint32_t maxDepth);
@@ -759,7 +765,7 @@ MODULE_SCOPE void	TpDumpSignalRestore(void);
 MODULE_SCOPE int	TpDumpSignalTake(void);	/* 1 once per signal. */
 
 typedef struct TpSampler TpSampler;
-MODULE_SCOPE TpSampler *TpSamplerStart(TpSession *s, pthread_t target, uint32_t tid,
+MODULE_SCOPE TpSampler *TpSamplerStart(TpSession *s, TpRing *ring, pthread_t target, uint32_t tid,
 			    const TpOptions *o, Tcl_Obj **errPtr);
 MODULE_SCOPE void	TpSamplerStop(TpSampler *sp);
 MODULE_SCOPE void	TpSamplerPause(int pause);

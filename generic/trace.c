@@ -1722,6 +1722,7 @@ CaptureInterp(
     TpSlot *slot)
 {
     int hi = TpInterpNumLevels(interp), base = 0, ctx, top = 1;
+    int first = (int) slot->nTcl;
     void *corPtr = TpInterpCoroutine(interp, &base);
 
     for (ctx = 0; corPtr != NULL && ctx < TP_TRACE_COROS; ctx++) {
@@ -1774,11 +1775,21 @@ CaptureInterp(
     if (corPtr == NULL
 	    && CopyStack(ts, interp, ti->main, NULL, 1, hi, top, 0, ring, slot)
 	    && ti == &ts->interps[0]) {
+	const TpTclRaw *r = TpSlotTcl(ring, slot);
+	uintptr_t anchor = 0;
 	int i;
 
+	/*
+	 * The frames active at start run in the trampoline of the
+	 * outermost command traced (they called it).
+	 */
+
+	for (i = (int) slot->nTcl - 1; i >= first && anchor == 0; i--) {
+	    anchor = r[i].anchor;
+	}
 	for (i = 0; i < ts->nBase; i++) {
 	    if (TpInterpFrameLive(interp, ts->baseFrame[i])
-		    && !EmitCmd(ts->baseCmd[i], 0, ring, slot)) {
+		    && !EmitCmd(ts->baseCmd[i], anchor, ring, slot)) {
 		break;
 	    }
 	}

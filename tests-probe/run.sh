@@ -1,6 +1,8 @@
 #!/bin/sh
 # run.sh -- builds the probe extension and runs every probe scenario in
-# both modes at 1 kHz and 5 kHz; prints the failures (and FEW/ERR).
+# both modes at 1 kHz and 5 kHz; prints the failures (and FEW/ERR) with
+# their wrong paths, and a total per run. Exits 1 if any sample was
+# wrong, any scenario raised an error, or a profiled process crashed.
 #   probe/run.sh [scenario-glob] [scale]      (scale 1.0: ~1.5 s each)
 #   PROBE_ALL=1 probe/run.sh                  also print the passes
 #   PROBE_VERBOSE=1 ...                       also print matching paths
@@ -20,10 +22,31 @@ PEXT_LIB=${PROBE_BUILDDIR:-$here}/libpext.so
 export PEXT_LIB
 gcc -O2 -g -Wall -shared -fPIC -DUSE_TCL_STUBS ${TCL_CFLAGS:--I/usr/include/tcl8.6} \
     "$here/pext.c" -o "$PEXT_LIB" ${TCL_STUB_LIB:--ltclstub8.6}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
 for mode in frames trace; do
     for interval in 1000 200; do
-	TCLLIBPATH=$top "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale \
-	| if [ -n "$PROBE_ALL" ]; then cat; else awk '/^(PASS)/{p=0} /^(FAIL|FEW|ERR)/{p=1} p'; fi
-	TCLLIBPATH=$top "$tclsh" "$here/window.tcl" $mode $interval
+	# No pipe: the exit status of each run must be seen (a crash is a
+	# failure, not a shorter listing).
+	rc=0
+	TCLLIBPATH=${PROBE_BUILDDIR:-$top} "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale \
+	    >"$out" 2>&1 || rc=$?
+	if [ -n "$PROBE_ALL" ]; then
+	    cat "$out"
+	else
+	    awk '/^(PASS)/{p=0} /^(FAIL|FEW|ERR)/{p=1} /^TOTAL/{p=0; print} p' "$out"
+	fi
+	if [ $rc -ne 0 ]; then
+	    [ $rc -gt 1 ] && echo "CRASH harness $mode $interval: exit status $rc"
+	    status=1
+	fi
+	rc=0
+	TCLLIBPATH=${PROBE_BUILDDIR:-$top} "$tclsh" "$here/window.tcl" $mode $interval || rc=$?
+	if [ $rc -ne 0 ]; then
+	    [ $rc -gt 1 ] && echo "CRASH window $mode $interval: exit status $rc"
+	    status=1
+	fi
     done
 done
+exit $status

@@ -197,7 +197,8 @@ scenario coroyieldc {coroutine ::cor3 ::cy_body} {rounds ::cy_p} \
 
 # 27. Child interp: child proc -> C -> alias to parent proc -> C.
 interp create ::pch
-load [file join $dir libpext.so] Pext ::pch
+load [expr {[info exists ::env(PEXT_LIB)] ? $::env(PEXT_LIB)
+	: [file join $dir libpext.so]}] Pext ::pch
 interp alias ::pch ::toParent {} ::par_q
 proc ::par_q {ms} { pext::burn $ms }
 ::pch eval { proc ::ci_c {ms} { pext::evalex "::toParent $ms" } }

@@ -4,6 +4,7 @@
 #	frames must sit under the right Tcl frame: PextEvalExCmd and
 #	EvalExHelper only directly under pext::evalex, never under ::fa_q.
 #	tclsh8.6 window.tcl mode interval
+#	Exits 1 if any sample is misplaced.
 package require tclprof
 load [expr {[info exists env(PEXT_LIB)] ? $env(PEXT_LIB)
 	: [file join [file dirname [file normalize [info script]]] libpext.so]}] Pext
@@ -42,3 +43,4 @@ foreach line $lines {
 }
 puts [format "window %-6s %4d us: %d samples, %d misplaced (%.2f%%)" $mode $interval $total $bad [expr {100.0*$bad/$total}]]
 foreach {k c} [lsort -stride 2 -index 1 -integer -decreasing [array get kinds]] { puts "   $c  $k" }
+exit [expr {$bad > 0}]

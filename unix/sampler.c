@@ -40,6 +40,10 @@
 struct TpSampler {
     pthread_t thread;		/* The sampler thread. */
     TpSession *session;		/* Drained every TP_DRAIN_NS. */
+    TpRing *ring;		/* Its ring: wall-clock ticks are added to
+				 * ring->pending. */
+    uint64_t startNs;		/* When the first interval began: just
+				 * before the thread was made. */
     pthread_t target;		/* Thread to signal. */
     uint32_t targetTid;
     uint64_t periodNs;
@@ -89,6 +93,7 @@ static void RegisterAtFork(void);
 TpSampler *
 TpSamplerStart(
     TpSession *s,
+    TpRing *ring,
     pthread_t target,
     uint32_t tid,
     const TpOptions *o,
@@ -104,6 +109,7 @@ TpSamplerStart(
     }
     pthread_once(&forkState.once, RegisterAtFork);
     sp->session = s;
+    sp->ring = ring;
     sp->target = target;
     sp->targetTid = tid;
     sp->periodNs = (uint64_t) o->intervalUs * 1000u;
@@ -141,6 +147,7 @@ TpSamplerStart(
 
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    sp->startNs = TpNowNs();
     err = pthread_create(&sp->thread, NULL, SamplerMain, sp);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err != 0) {
@@ -223,7 +230,15 @@ SamplerMain(
     int expired = 0;
 
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    start = next = lastDrain = lastProgress = TpNowNs();
+
+    /*
+     * The schedule starts when start began, not when this thread first
+     * runs (on a busy machine that can be milliseconds later): a deadline
+     * already past fires at once.
+     */
+
+    start = next = sp->startNs;
+    lastDrain = lastProgress = TpNowNs();
     while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	next += sleepNs;
 	ts.tv_sec = (time_t) (next / 1000000000u);
@@ -235,11 +250,24 @@ SamplerMain(
 	if (__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	    break;
 	}
+	now = TpNowNs();
 	if (sp->clock == TP_CLOCK_WALL && !expired
 		&& !__atomic_load_n(&forkState.paused, __ATOMIC_ACQUIRE)) {
+	    uint64_t ticks = 1;
+
+	    /*
+	     * Woken late (a busy machine): the deadlines passed since are
+	     * ticks too. No burst of signals (they would merge): one
+	     * signal, whose sample stands for all of them.
+	     */
+
+	    if (now > next + sleepNs) {
+		ticks += (now - next) / sleepNs;
+		next += (ticks - 1) * sleepNs;
+	    }
+	    __atomic_add_fetch(&sp->ring->pending, ticks, __ATOMIC_ACQ_REL);
 	    pthread_kill(sp->target, SIGPROF);
 	}
-	now = TpNowNs();
 
 	/*
 	 * -duration: sampling ends here, whatever the program is doing (an

@@ -134,6 +134,21 @@ ProfHandler(
 	slot->weight = 1;
 	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0) {
 	    slot->weight += (uint32_t) info->si_overrun;
+	} else if (info != NULL && info->si_code == SI_TKILL) {
+	    uint64_t w = __atomic_exchange_n(&ts->ring->pending, 0,
+		    __ATOMIC_ACQ_REL);
+
+	    /*
+	     * The wall-clock sampler's ticks since the last sample (several
+	     * when it woke late or its signals merged): the others gave no
+	     * sample. They are counted, not given to this sample: it may
+	     * stand for time spent elsewhere ([profiler stop] waiting for a
+	     * starved sampler thread took whole bursts of them).
+	     */
+
+	    if (w > 1) {
+		ts->ring->missed += w - 1;
+	    }
 	}
 	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
 	if (ts->mode == TP_MODE_FRAMES) {

@@ -172,7 +172,7 @@ GetBytes(
     int *valuePtr)
 {
     int len;
-    const char *str = Tcl_GetStringFromObj(obj, &len);
+    const char *str = TpObjString(obj, &len);
     Tcl_WideInt w = -1, unit = 1;
     Tcl_Obj *num;
 

@@ -668,7 +668,7 @@ WriteDb(
     Tcl_DString skey;
     uint32_t i, k, maxDepth = 0, nSaved = 0, *funcs = NULL, *saveId = NULL;
     int *lines = NULL, *modUsed = NULL, done, code = TCL_ERROR, isNew;
-    int nProcs;
+    Tcl_Size nProcs;
     size_t j;
     Tcl_Obj **procv;
     uint64_t *savedCount = NULL;
@@ -1890,7 +1890,7 @@ TpSaveAtExit(
 	Tcl_SetObjResult(interp, ae && ae->script ? ae->script : Tcl_NewObj());
 	return TCL_OK;
     }
-    Tcl_GetStringFromObj(script, &len);
+    TpObjString(script, &len);
     if (len == 0) {
 	if (ae != NULL) {
 	    Tcl_DeleteAssocData(interp, TP_ATEXIT_KEY);

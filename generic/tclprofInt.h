@@ -65,6 +65,23 @@ typedef int Tcl_Size;
 #  define TP_NO_ASAN
 #endif
 
+/*
+ * Tcl_GetStringFromObj with an int length, on 8.6 and 9 alike (lengths
+ * here are names and scripts, far below INT_MAX).
+ */
+
+static inline const char *
+TpObjString(
+    Tcl_Obj *objPtr,
+    int *lenPtr)
+{
+    Tcl_Size len;
+    const char *s = Tcl_GetStringFromObj(objPtr, &len);
+
+    *lenPtr = (int) len;
+    return s;
+}
+
 #define TCLPROF_VERSION "0.1"
 
 /*

@@ -294,7 +294,7 @@ LookupCmd(
     full = Tcl_NewObj();
     Tcl_IncrRefCount(full);
     Tcl_GetCommandFullName(interp, token, full);
-    s = Tcl_GetStringFromObj(full, &len);
+    s = TpObjString(full, &len);
     type = info.objProc == ts->procObjProc ? TP_TCL_PROC : TP_TCL_CMD;
     if (type == TP_TCL_CMD && len > 2 && s[0] == ':' && s[1] == ':'
 	    && strstr(s + 2, "::") == NULL) {
@@ -403,9 +403,9 @@ LambdaCmd(
 	return NULL;
     }
     if (fileObj != NULL) {
-	file = Tcl_GetStringFromObj(fileObj, &fileLen);
+	file = TpObjString(fileObj, &fileLen);
     } else if (bodyObj != NULL && bodyObj->bytes != NULL) {
-	body = Tcl_GetStringFromObj(bodyObj, &bodyLen);
+	body = TpObjString(bodyObj, &bodyLen);
     }
     len = TpLambdaName(name, TP_NAME_MAX, file, fileLen, line, body,
 	    bodyLen);
@@ -742,7 +742,7 @@ CoroStackFor(
 
 	Tcl_IncrRefCount(full);
 	Tcl_GetCommandFullName(interp, token, full);
-	name = Tcl_GetStringFromObj(full, &len);
+	name = TpObjString(full, &len);
 	cs->marker = NamedCmd(ts, name, len, TP_TCL_CORO);
 	Tcl_DecrRefCount(full);
 	cs->token = token;

@@ -617,7 +617,8 @@ TpTreeStackFuncs(
     /*
      * The process's start-up frames at the root (_start,
      * __libc_start_main, __libc_start_call_main, then the program's own
-     * unnamed main, as in a stripped tclsh) are folded away: every sample
+     * unnamed main, as in a stripped tclsh, or a tclsh's main) are
+     * folded away: every sample
      * has them, and they are nobody's code.
      */
 
@@ -634,9 +635,13 @@ TpTreeStackFuncs(
 		skip = k + 1;
 		continue;
 	    }
-	    if (f->startup == 2 && skip == k && mainModule >= 0
-		    && f->module == mainModule) {
-		skip = k + 1;
+	    if (skip == k && mainModule >= 0 && f->module == mainModule
+		    && (f->startup == 2 || (strcmp(f->name, "main") == 0
+		    && mainModule < p->modules.nMods && strncmp(
+			p->modules.mods[mainModule].shortName, "tclsh", 5) == 0))) {
+		skip = k + 1;	/* A tclsh's main, unnamed (Debian's) or
+				 * named (built from source); an
+				 * application's own main stays. */
 	    }
 	    break;
 	}

@@ -721,6 +721,14 @@ TpTreeStackFuncs(
 	}
 	out[n++] = fi;
     }
+    if (n == 0 && skip > 0) {
+	out[n++] = t->locFunc[ids[skip - 1]];	/* Nothing else to show
+						 * (a sample in tclsh's
+						 * main, or in Tcl below
+						 * it): the sample keeps
+						 * its innermost start-up
+						 * frame, never vanishes. */
+    }
     return n;
 }
 

@@ -3597,12 +3597,12 @@ CalibOO(
  *----------------------------------------------------------------------
  */
 
-int
-TpInterpFindTrampoline(
+static int
+FunctionRange(
+    uintptr_t pc,
     uintptr_t *loPtr,
     uintptr_t *hiPtr)
 {
-    void *addr = (void *) TclNRRunCallbacks;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
     TpModules mt;
@@ -3610,26 +3610,34 @@ TpInterpFindTrampoline(
     const char *name;
     int m, ok = 0;
 
-    if (addr == NULL) {
-	return 0;
-    }
-    if (dladdr1(addr, &info, (void **) &sym, RTLD_DL_SYMENT) && sym != NULL
-	    && sym->st_size != 0 && info.dli_saddr == addr) {
-	*loPtr = (uintptr_t) addr;
-	*hiPtr = (uintptr_t) addr + sym->st_size;
+    if (dladdr1((void *) pc, &info, (void **) &sym, RTLD_DL_SYMENT)
+	    && sym != NULL && sym->st_size != 0 && info.dli_saddr != NULL
+	    && pc >= (uintptr_t) info.dli_saddr
+	    && pc < (uintptr_t) info.dli_saddr + sym->st_size) {
+	*loPtr = (uintptr_t) info.dli_saddr;
+	*hiPtr = (uintptr_t) info.dli_saddr + sym->st_size;
 	return 1;
     }
     memset(&mt, 0, sizeof(mt));
     if (TpModulesScan(&mt) == TCL_OK
-	    && (m = TpModulesFind(&mt, (uintptr_t) addr, &off)) >= 0
-	    && TpSymbolLookup(&mt.mods[m], off, &name, &start, &size)
-	    && start == off) {
-	*loPtr = (uintptr_t) addr;
-	*hiPtr = (uintptr_t) addr + size;
+	    && (m = TpModulesFind(&mt, pc, &off)) >= 0
+	    && TpSymbolLookup(&mt.mods[m], off, &name, &start, &size)) {
+	*loPtr = pc - (off - start);
+	*hiPtr = *loPtr + size;
 	ok = 1;
     }
     TpModulesFree(&mt);
     return ok;
+}
+
+int
+TpInterpFindTrampoline(
+    uintptr_t *loPtr,
+    uintptr_t *hiPtr)
+{
+    uintptr_t addr = (uintptr_t) (void *) TclNRRunCallbacks;
+
+    return addr != 0 && FunctionRange(addr, loPtr, hiPtr) && *loPtr == addr;
 }
 
 /*
@@ -3862,11 +3870,22 @@ TpInterpCalibrate(
 	}
 	cfg->sites[k] = t;
     }
+    cfg->hostLo = cfg->hostHi = 0;
     for (i = 0; i < cfg->nSites; i++) {
-	if (cfg->sites[i].ra > cfg->trampLo
-		&& cfg->sites[i].ra <= cfg->trampHi) {
-	    cfg->fnRoot = cfg->sites[i].root;
+	TpTrampSite *t = &cfg->sites[i];
+
+	if (t->ra > cfg->trampLo && t->ra <= cfg->trampHi) {
+	    cfg->fnRoot = t->root;
+	    t->fnLo = t->fnHi = 0;	/* TclNRRunCallbacks' own range. */
+	    continue;
 	}
+	if (!FunctionRange(t->ra - 1, &t->fnLo, &t->fnHi)) {
+	    t->fnLo = t->fnHi = 0;
+	    continue;
+	}
+	cfg->hostLo = (cfg->hostLo == 0 || t->fnLo < cfg->hostLo)
+		? t->fnLo : cfg->hostLo;
+	cfg->hostHi = t->fnHi > cfg->hostHi ? t->fnHi : cfg->hostHi;
     }
     if (why == NULL && !cb.tebcOk) {
 	why = Tcl_NewStringObj("TEBCdata layout check failed"

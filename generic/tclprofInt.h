@@ -400,6 +400,10 @@ typedef struct TpTrampSite {
     uintptr_t ra;		/* Return address of the callback call. */
     TpValueLoc root;			/* Where rootPtr is at that call... */
     TpValueLoc cb;			/* ... and the callback being run. */
+    uintptr_t fnLo, fnHi;	/* The function holding the copy. A frame
+				 * elsewhere in it (entering the loop, or
+				 * freeing a callback) is taken as that
+				 * trampoline too, its root unproven. */
 } TpTrampSite;
 
 typedef struct TpUnwindConfig {
@@ -413,6 +417,7 @@ typedef struct TpUnwindConfig {
 				 * the loop found by calibration, sorted
 				 * by ra. */
     int nSites;
+    uintptr_t hostLo, hostHi;	/* Envelope of the sites' functions. */
     int wantTrampRegs;		/* Mode needs SP/root of every trampoline. */
     TpUnwinder unwinder;
     uintptr_t stackHi;		/* Top of the sampled thread's stack. */
@@ -422,24 +427,28 @@ typedef struct TpUnwindConfig {
  * TpTrampFind --
  *
  *	Whether the frame at depth n (0: the interrupted one) whose pc is
- *	given is a trampoline. Returns the site matched (its locations of
- *	root and callback are trusted), or TP_TRAMP_FN for a frame in
- *	TclNRRunCallbacks at no known call (root from fnRoot, callback
- *	unknown), or NULL. Signal-safe.
+ *	given is a trampoline. Returns the site matched, *surePtr 1 if at
+ *	its callback call (its locations of root and callback are trusted),
+ *	0 if elsewhere in its function (root to be proven, callback not
+ *	read); or TP_TRAMP_FN for a frame in TclNRRunCallbacks at no known
+ *	call (root from fnRoot, to be proven; callback not read); or NULL.
+ *	Signal-safe.
  */
 
 #define TP_TRAMP_FN	((const TpTrampSite *) 1)
 
 static inline const TpTrampSite *
-TpTrampFind(const TpUnwindConfig *cfg, uintptr_t pc, int n)
+TpTrampFind(const TpUnwindConfig *cfg, uintptr_t pc, int n, int *surePtr)
 {
-    int lo = 0, hi = cfg->nSites;
+    int lo = 0, hi = cfg->nSites, i;
 
+    *surePtr = 0;
     if (n > 0) {
 	while (lo < hi) {
 	    int mid = (lo + hi) / 2;
 
 	    if (cfg->sites[mid].ra == pc) {
+		*surePtr = 1;
 		return &cfg->sites[mid];
 	    } else if (cfg->sites[mid].ra < pc) {
 		lo = mid + 1;
@@ -448,7 +457,17 @@ TpTrampFind(const TpUnwindConfig *cfg, uintptr_t pc, int n)
 	    }
 	}
     }
-    return (pc >= cfg->trampLo && pc < cfg->trampHi) ? TP_TRAMP_FN : NULL;
+    if (pc >= cfg->trampLo && pc < cfg->trampHi) {
+	return TP_TRAMP_FN;
+    }
+    if (pc >= cfg->hostLo && pc < cfg->hostHi) {
+	for (i = 0; i < cfg->nSites; i++) {
+	    if (pc >= cfg->sites[i].fnLo && pc < cfg->sites[i].fnHi) {
+		return &cfg->sites[i];
+	    }
+	}
+    }
+    return NULL;
 }
 
 MODULE_SCOPE int	TpUnwindInit(void);

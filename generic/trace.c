@@ -1254,7 +1254,8 @@ CalibrateCmd(
     unw_context_t uc;
     unw_cursor_t cursor;
     unw_word_t ip, sp;
-    int n = 0;
+    int n = 0, sure;
+    const TpTrampSite *site;
 
     (void) interp;
     (void) objc;
@@ -1268,7 +1269,8 @@ CalibrateCmd(
     }
     do {
 	unw_get_reg(&cursor, UNW_REG_IP, &ip);
-	if (TpTrampFind(ts->cfg, (uintptr_t) ip, n) != NULL) {
+	site = TpTrampFind(ts->cfg, (uintptr_t) ip, n, &sure);
+	if (site != NULL && (sure || site == TP_TRAMP_FN)) {
 	    unw_get_reg(&cursor, UNW_REG_SP, &sp);
 	    ts->spDelta = (uintptr_t) sp - ts->calFrame;
 	    ts->calibrated = 1;

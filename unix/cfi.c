@@ -1320,7 +1320,7 @@ TpCfiUnwind(
     TpTramp *tramps = TpSlotTramps(ring, slot);
     uintptr_t ip, sp, lo, hi = cfg->stackHi;
     uintptr_t regs[TP_CFI_NSAVED];
-    int n = 0, nTramp = 0, hint = -1, i;
+    int n = 0, nTramp = 0, hint = -1, i, sure;
 
     if (hi == 0) {
 	return -1;
@@ -1347,15 +1347,15 @@ TpCfiUnwind(
 	    break;
 	}
 	pcs[n] = ip;
-	site = TpTrampFind(cfg, ip, n);
+	site = TpTrampFind(cfg, ip, n, &sure);
 	if (site != NULL) {
 	    if (nTramp < TP_MAX_TRAMP) {
 		tramps[nTramp].index = (uint32_t) n;
-		tramps[nTramp].spare = site != TP_TRAMP_FN ? TP_TRAMP_SURE : 0;
+		tramps[nTramp].spare = sure ? TP_TRAMP_SURE : 0;
 		tramps[nTramp].sp = sp;
 		tramps[nTramp].root = ReadLoc(site == TP_TRAMP_FN
 			? &cfg->fnRoot : &site->root, regs, sp, lo, hi);
-		tramps[nTramp].cb = site == TP_TRAMP_FN ? 0
+		tramps[nTramp].cb = !sure ? 0
 			: ReadLoc(&site->cb, regs, sp, lo, hi);
 		if (tramps[nTramp].cb == TP_ROOT_UNKNOWN) {
 		    tramps[nTramp].cb = 0;

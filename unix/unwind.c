@@ -276,7 +276,8 @@ LibunwindUnwind(
     n -= skip;
     memmove(pcs, pcs + skip, sizeof(uintptr_t) * (size_t) n);
     for (i = 0; i < n; i++) {
-	const TpTrampSite *site = TpTrampFind(cfg, pcs[i], i);
+	int sure;
+	const TpTrampSite *site = TpTrampFind(cfg, pcs[i], i, &sure);
 
 	if (site != NULL) {
 	    if (nTramp < TP_MAX_TRAMP) {
@@ -286,7 +287,7 @@ LibunwindUnwind(
 		tramps[nTramp].root = TP_ROOT_UNKNOWN;
 		tramps[nTramp].cb = 0;
 	    }
-	    if (site != TP_TRAMP_FN && site->cb.kind != TP_LOC_NONE) {
+	    if (sure && site->cb.kind != TP_LOC_NONE) {
 		wantCb = 1;
 	    }
 	    nTramp++;
@@ -397,14 +398,14 @@ CursorUnwind(
     const TpTrampSite *site;
     unw_cursor_t cursor;
     unw_word_t ip, sp;
-    int n = 0, nTramp = 0, r = 0, i, stopAfter = -1, agree = 1;
+    int n = 0, nTramp = 0, r = 0, i, stopAfter = -1, agree = 1, sure;
 
     /*
      * The outermost trampoline of the fast trace, if known.
      */
 
     for (i = 0; i < known; i++) {
-	if (TpTrampFind(cfg, pcs[i], i) != NULL) {
+	if (TpTrampFind(cfg, pcs[i], i, &sure) != NULL) {
 	    stopAfter = i;
 	}
     }
@@ -424,10 +425,10 @@ CursorUnwind(
 	    agree = 0;
 	}
 	pcs[n] = (uintptr_t) ip;
-	site = TpTrampFind(cfg, (uintptr_t) ip, n);
+	site = TpTrampFind(cfg, (uintptr_t) ip, n, &sure);
 	if (site != NULL && nTramp < TP_MAX_TRAMP) {
 	    tramps[nTramp].index = (uint32_t) n;
-	    tramps[nTramp].spare = site != TP_TRAMP_FN ? TP_TRAMP_SURE : 0;
+	    tramps[nTramp].spare = sure ? TP_TRAMP_SURE : 0;
 	    tramps[nTramp].sp = 0;
 	    if (unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0) {
 		tramps[nTramp].sp = (uintptr_t) sp;
@@ -435,7 +436,7 @@ CursorUnwind(
 	    tramps[nTramp].root = CursorLoc(&cursor, site == TP_TRAMP_FN
 		    ? &cfg->fnRoot : &site->root, tramps[nTramp].sp, lo,
 		    cfg->stackHi);
-	    tramps[nTramp].cb = site == TP_TRAMP_FN ? 0 : CursorLoc(&cursor,
+	    tramps[nTramp].cb = !sure ? 0 : CursorLoc(&cursor,
 		    &site->cb, tramps[nTramp].sp, lo, cfg->stackHi);
 	    if (tramps[nTramp].cb == TP_ROOT_UNKNOWN) {
 		tramps[nTramp].cb = 0;

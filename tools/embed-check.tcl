@@ -28,7 +28,8 @@ while {[gets $f line] >= 0} {
     if {![regexp {^(.*) (\d+)$} $line -> path count]} continue
     if {[string first ::embedB $path] < 0} continue
     incr all $count
-    if {[string match "*;main;::embedA;::embedB*" $path]} {
+    if {[string match "main;::embedA;::embedB*" $path]
+	    || [string match "*;main;::embedA;::embedB*" $path]} {
 	incr right $count
     } else {
 	puts "embed check: wrong path ($count): $path"

@@ -30,7 +30,7 @@ for mode in frames trace; do
 	# No pipe: the exit status of each run must be seen (a crash is a
 	# failure, not a shorter listing).
 	rc=0
-	TCLLIBPATH=${PROBE_BUILDDIR:-$top} "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale \
+	TCLLIBPATH="${PROBE_BUILDDIR:-$top} ${PROBE_LIBPATH:-}" "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale \
 	    >"$out" 2>&1 || rc=$?
 	if [ -n "$PROBE_ALL" ]; then
 	    cat "$out"
@@ -39,10 +39,11 @@ for mode in frames trace; do
 	fi
 	if [ $rc -ne 0 ]; then
 	    [ $rc -gt 1 ] && echo "CRASH harness $mode $interval: exit status $rc"
+	    tail -n 5 "$out"	# An error of the harness itself shows too.
 	    status=1
 	fi
 	rc=0
-	TCLLIBPATH=${PROBE_BUILDDIR:-$top} "$tclsh" "$here/window.tcl" $mode $interval || rc=$?
+	TCLLIBPATH="${PROBE_BUILDDIR:-$top} ${PROBE_LIBPATH:-}" "$tclsh" "$here/window.tcl" $mode $interval || rc=$?
 	if [ $rc -ne 0 ]; then
 	    [ $rc -gt 1 ] && echo "CRASH window $mode $interval: exit status $rc"
 	    status=1

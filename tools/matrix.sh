@@ -138,7 +138,8 @@ check() {
 	verdict="$verdict test"
     fi
     if [ -z "${MATRIX_SKIP_PROBE:-}" ] \
-	    && ! (cd "$bld" && make probe PROBE_SCALE="${PROBE_SCALE:-1.0}") >>"$log" 2>&1; then
+	    && ! (cd "$bld" && make probe PROBE_SCALE="${PROBE_SCALE:-1.0}" \
+		TEST_LIBPATH="$libpath") >>"$log" 2>&1; then
 	verdict="$verdict probe"
     fi
     for mode in frames trace; do

@@ -400,10 +400,11 @@ typedef struct TpTrampSite {
     uintptr_t ra;		/* Return address of the callback call. */
     TpValueLoc root;			/* Where rootPtr is at that call... */
     TpValueLoc cb;			/* ... and the callback being run. */
-    uintptr_t fnLo, fnHi;	/* The function holding the copy. A frame
-				 * elsewhere in it (entering the loop, or
-				 * freeing a callback) is taken as that
-				 * trampoline too, its root unproven. */
+    uintptr_t fnLo, fnHi;	/* The loop's code around the call, in the
+				 * function holding the copy. A frame there
+				 * (between two callbacks, or freeing one)
+				 * is taken as that trampoline too, its
+				 * root unproven. */
 } TpTrampSite;
 
 typedef struct TpUnwindConfig {

@@ -134,6 +134,12 @@ check() {
     # Debian's package directories (tcllib, sqlite3's binding, tDOM, itcl,
     # Thread: stubs-enabled, so any Tcl 8.6 loads them).
     libpath="/usr/share/tcltk /usr/lib/tcltk /usr/lib/tcltk/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
+    # itcl looks for its itcl.tcl beside the Tcl that loads it.
+    itcl=$(ls -d /usr/lib/tcltk/*/itcl4* /usr/share/tcltk/itcl4* 2>/dev/null | head -n 1)
+    if [ -n "$itcl" ] && [ "$spec" != system ]; then
+	ITCL_LIBRARY=$itcl
+	export ITCL_LIBRARY
+    fi
     if ! (cd "$bld" && make test TEST_LIBPATH="$libpath") >>"$log" 2>&1; then
 	verdict="$verdict test"
     fi

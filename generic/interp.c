@@ -3012,7 +3012,10 @@ static const int calibRegs[] = {
 #define CALIB_FRAMES	64	/* Frames unwound by the inner command. */
 #define LOOP_BEFORE	0x60	/* Bytes of an inlined loop taken as the
 				 * trampoline before its callback call, */
-#define LOOP_AFTER	0x20	/* and after it. */
+#define LOOP_AFTER	0x30	/* and after it: the rest of the loop (its
+				 * callback record freed, clang 14 -O2: up to
+				 * +0x2a) and its exit, up to the epilogue
+				 * restoring the root's register (+0x32). */
 #define CALIB_SLOTS	1024	/* Bytes of a frame searched for a value. */
 
 /*

@@ -166,6 +166,10 @@ check() {
     summary=$(grep -E '^all.tcl:' "$log" | tail -n 1 || true)
     if [ -n "$verdict" ]; then
 	echo "FAIL $spec:$verdict ($summary; see $log)"
+	# The log stays on the machine that ran the matrix: show what failed.
+	grep -E '^==== .* FAILED$|[1-9][0-9]* wrong \(|FAIL' "$log" \
+	    | head -n 40 | sed 's/^/    /'
+	grep -A 12 -E '^---- Result was:' "$log" | head -n 60 | sed 's/^/    /'
 	return 1
     fi
     echo "PASS $spec ($summary)"

@@ -35,7 +35,9 @@ DLLEXPORT int Tclprof_Unload(Tcl_Interp *interp, int flags);
  *	Standard Tcl result.
  *
  * Side effects:
- *	Creates the profiler ensemble and provides the package. Where Tcl's
+ *	Creates the profiler ensemble and provides the package. The first
+ *	time in a process, starts compiling the modules' unwind rows on a
+ *	thread of their own (TpCfiWarm). Where Tcl's
  *	static library with local symbols is installed, registers it so that
  *	libtcl's static functions get names when internals are shown.
  *
@@ -56,6 +58,7 @@ Tclprof_Init(
     if (!exitHandlerSet) {
 	Tcl_CreateExitHandler(TpSessionExitHandler, NULL);
 	exitHandlerSet = 1;
+	TpCfiWarm();		/* The first start's 5 ms, done meanwhile. */
     }
     Tcl_MutexUnlock(&initMutex);
 #ifdef TCLPROF_STATIC_TCL

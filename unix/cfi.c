@@ -50,6 +50,7 @@
 #include "tclprofInt.h"
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
@@ -1128,6 +1129,53 @@ TpCfiPrepare(
 
     dl_iterate_phdr(CompileCallback, &all);
     pthread_mutex_unlock(&cfi.lock);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCfiWarm --
+ *
+ *	Compiles every loaded module's rows on a short-lived thread of its
+ *	own, so that the first [profiler start] (which compiles them too,
+ *	waiting for this thread if it is still at work) finds them ready.
+ *	Called once per process, when the package is first loaded.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Starts a detached thread with every signal blocked; it exits when
+ *	the rows are compiled. If it cannot start, start compiles them.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void *
+WarmMain(
+    void *arg)
+{
+    (void) arg;
+    TpCfiPrepare(1);
+    return NULL;
+}
+
+void
+TpCfiWarm(void)
+{
+    pthread_attr_t attr;
+    pthread_t thread;
+    sigset_t all, old;
+
+    if (pthread_attr_init(&attr) != 0) {
+	return;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    (void) pthread_create(&thread, &attr, WarmMain, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
 }
 
 /*

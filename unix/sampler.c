@@ -54,6 +54,9 @@ struct TpSampler {
     uint64_t durationNs;	/* -duration, 0 if none. */
     int progress;		/* Progress line wanted and stderr a tty. */
     pid_t pid;			/* Process that started the thread. */
+    uint64_t counted;		/* Thread: the last deadline it counted (or
+				 * passed over, paused or expired). */
+    int expired;		/* Thread: -duration has ended sampling. */
 };
 
 /*
@@ -186,12 +189,26 @@ TpSamplerStop(
     if (sp == NULL) {
 	return;
     }
+    uint64_t stopNs = TpNowNs();
+
     if (sp->haveTimer) {
 	timer_delete(sp->timer);
     }
     if (sp->pid == getpid()) {
 	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(sp->thread, NULL);
+
+	/*
+	 * The deadlines the thread did not wake for before the stop (it was
+	 * starved, or the last one fell during the stop): ticks too, counted
+	 * as missed with the others still pending.
+	 */
+
+	if (sp->clock == TP_CLOCK_WALL && !sp->expired
+		&& stopNs >= sp->counted + sp->periodNs) {
+	    __atomic_add_fetch(&sp->ring->pending,
+		    (stopNs - sp->counted) / sp->periodNs, __ATOMIC_ACQ_REL);
+	}
 	if (sp->progress) {
 	    /* Erase the progress line. */
 	    ssize_t n = write(2, "\r\033[K", 4);
@@ -237,7 +254,7 @@ SamplerMain(
      * already past fires at once.
      */
 
-    start = next = sp->startNs;
+    start = next = sp->counted = sp->startNs;
     lastDrain = lastProgress = TpNowNs();
     while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	next += sleepNs;
@@ -284,6 +301,7 @@ SamplerMain(
 		timer_settime(sp->timer, 0, &off, NULL);
 	    }
 	    TpSessionExpired(sp->session, now);
+	    sp->expired = 1;
 	}
 	if (sp->progress && now - lastProgress >= 1000000000u) {
 	    char line[96];
@@ -308,6 +326,7 @@ SamplerMain(
 	if (now > next + 4 * sleepNs) {
 	    next = now;
 	}
+	sp->counted = next;
 	if (now - lastDrain >= TP_DRAIN_NS) {
 	    TpSessionDrain(sp->session);
 	    lastDrain = now;

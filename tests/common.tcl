@@ -382,6 +382,23 @@ proc tpRatio {part whole} {
     return [expr {double($part) / $whole}]
 }
 
+# tpTicks --
+#
+#	Wall clock: whether every tick of the run in status dict st was
+#	sampled or counted as missed (on a busy machine the sampler thread
+#	wakes late; sampled plus missed is the elapsed time over the
+#	interval whatever the load), and at least min sampled: 1, or a
+#	message.
+
+proc tpTicks {st {min 100}} {
+    set expect [expr {double([dict get $st elapsedUs]) / [dict get $st intervalUs]}]
+    set ticks [expr {[dict get $st samples] + [dict get $st missed]}]
+    if {[dict get $st samples] < $min} {
+	return "[dict get $st samples] samples, fewer than $min"
+    }
+    return [tpWithin $ticks [expr {0.9 * $expect - 5}] [expr {1.02 * $expect + 5}]]
+}
+
 # tpWithin --
 #
 #	1 if value lies in [lo, hi]; else "value not in [lo, hi]", so a

@@ -3,8 +3,8 @@
 #	The workload of report.test, export.test and html.test: procs whose
 #	share of the samples is known by construction, a recursive proc, a
 #	proc never called, and procs whose names need escaping in the folded
-#	format. Each proc burns for a given time, in C (tphelper::cburn) or
-#	in Tcl bytecode, so margins hold on a loaded machine. Sourced by the
+#	format. Each proc burns for a given CPU time, in C (tphelper::cburn)
+#	or in Tcl bytecode, so margins hold on a loaded machine. Sourced by the
 #	tests, and read back by the "lines" report (keep the line numbers of
 #	::rw::top and ::rw::never in sync with report.test).
 #
@@ -22,8 +22,8 @@ proc ::rw::cpart {ms} {
     tphelper::cburn $ms
 }
 proc ::rw::tclpart {ms} {
-    set end [expr {[clock milliseconds] + $ms}]
-    while {[clock milliseconds] < $end} {
+    set end [expr {[tphelper::cpuus] + $ms * 1000}]
+    while {[tphelper::cpuus] < $end} {
 	for {set i 0} {$i < 1000} {incr i} {}
     }
 }
@@ -41,14 +41,14 @@ proc ::rw::odd {ms} {
 proc "::rw::semi;colon" {ms} { ::rw::spin $ms }
 proc "::rw::new\nline" {ms} { ::rw::spin $ms }
 proc "::rw::leaf 42" {ms} {
-    set end [expr {[clock milliseconds] + $ms}]
-    while {[clock milliseconds] < $end} {
+    set end [expr {[tphelper::cpuus] + $ms * 1000}]
+    while {[tphelper::cpuus] < $end} {
 	for {set i 0} {$i < 1000} {incr i} {}
     }
 }
 proc ::rw::spin {ms} {
-    set end [expr {[clock milliseconds] + $ms}]
-    while {[clock milliseconds] < $end} {
+    set end [expr {[tphelper::cpuus] + $ms * 1000}]
+    while {[tphelper::cpuus] < $end} {
 	for {set i 0} {$i < 1000} {incr i} {}
     }
 }

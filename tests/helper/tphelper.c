@@ -238,7 +238,7 @@ GetMsArg(
 /*
  *----------------------------------------------------------------------
  *
- * CBurnCmd, AltBurnCmd, Burn2Cmd, SpinCmd --
+ * CBurnCmd, AltBurnCmd, Burn2Cmd, SpinCmd, CpuUsCmd --
  *
  *	tphelper::cburn ms: BurnLoop(ms).
  *	AltBurnCmd: the same, for two commands, tphelper::cburnalt ms and
@@ -246,9 +246,12 @@ GetMsArg(
  *	that neither can be named from the objProc alone.
  *	tphelper::burn2 ms: OuterBurn(ms).
  *	tphelper::spin ms:  WallSpin(ms).
+ *	tphelper::cpuus: the thread's CPU time in microseconds, for Tcl
+ *	loops that burn a given CPU time (their shares then hold on a busy
+ *	machine beside tphelper::cburn's).
  *
  * Results:
- *	A standard Tcl result, empty on success.
+ *	A standard Tcl result, empty on success (cpuus: the time).
  *
  * Side effects:
  *	Burns CPU.
@@ -324,6 +327,24 @@ SpinCmd(
 	return TCL_ERROR;
     }
     WallSpin(ms);
+    return TCL_OK;
+}
+
+static int
+CpuUsCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    (void) cd;
+    /* Syntax: tphelper::cpuus */
+    if (objc != 1) {
+	Tcl_WrongNumArgs(interp, 1, objv, "");
+	return TCL_ERROR;
+    }
+    Tcl_SetObjResult(interp, Tcl_NewWideIntObj((Tcl_WideInt)
+	    (ClockNs(CLOCK_THREAD_CPUTIME_ID) / 1000u)));
     return TCL_OK;
 }
 
@@ -799,6 +820,7 @@ Tphelper_Init(
 	{"::tphelper::cburn",	CBurnCmd},
 	{"::tphelper::burn2",	Burn2Cmd},
 	{"::tphelper::spin",	SpinCmd},
+	{"::tphelper::cpuus",	CpuUsCmd},
 	{"::tphelper::ceval",	CEvalCmd},
 	{"::tphelper::cevalnr",	CEvalNrCmd},
 	{"::tphelper::sleep",	SleepCmd},

@@ -3012,10 +3012,12 @@ static const int calibRegs[] = {
 #define CALIB_FRAMES	64	/* Frames unwound by the inner command. */
 #define LOOP_BEFORE	0x60	/* Bytes of an inlined loop taken as the
 				 * trampoline before its callback call, */
-#define LOOP_AFTER	0x30	/* and after it: the rest of the loop (its
+#define LOOP_AFTER	0x30	/* and after it, where the unwind rows do
+				 * not bound it: the rest of the loop (its
 				 * callback record freed, clang 14 -O2: up to
 				 * +0x2a) and its exit, up to the epilogue
 				 * restoring the root's register (+0x32). */
+#define LOOP_AFTER_MAX	0x100	/* The most taken when they do. */
 #define CALIB_SLOTS	1024	/* Bytes of a frame searched for a value. */
 
 /*
@@ -3903,8 +3905,24 @@ TpInterpCalibrate(
 	if (t->fnLo < t->ra - LOOP_BEFORE) {
 	    t->fnLo = t->ra - LOOP_BEFORE;
 	}
-	if (t->fnHi > t->ra + LOOP_AFTER) {
-	    t->fnHi = t->ra + LOOP_AFTER;
+
+	/*
+	 * After the callback call, the loop and its exit run with the
+	 * frame laid out as at the call; the epilogue that restores the
+	 * root's register changes the layout. The unwind rows tell where:
+	 * the compiler's own layout, not a guess (clang 14 -O2: +0x32).
+	 */
+
+	{
+	    uintptr_t rowLo, rowHi, hi = t->ra + LOOP_AFTER;
+
+	    if (TpCfiFrameExtent(t->ra, &rowLo, &rowHi) && rowHi > t->ra) {
+		hi = rowHi < t->ra + LOOP_AFTER_MAX
+			? rowHi : t->ra + LOOP_AFTER_MAX;
+	    }
+	    if (t->fnHi > hi) {
+		t->fnHi = hi;
+	    }
 	}
 	cfg->hostLo = (cfg->hostLo == 0 || t->fnLo < cfg->hostLo)
 		? t->fnLo : cfg->hostLo;

@@ -937,6 +937,7 @@ TpSessionStatus(
 	for (i = 0; i < u->nSites; i++) {
 	    Dl_info info;
 	    uintptr_t ra = u->sites[i].ra;
+	    Tcl_Obj *site;
 
 	    TpLocFormat(&u->sites[i].root, root, sizeof(root));
 	    TpLocFormat(&u->sites[i].cb, cb, sizeof(cb));
@@ -947,9 +948,16 @@ TpSessionStatus(
 		info.dli_sname = "?";
 		info.dli_saddr = (void *) ra;
 	    }
-	    Tcl_ListObjAppendElement(NULL, sites, Tcl_ObjPrintf(
-		    "%s+0x%lx root %s callback %s", info.dli_sname,
-		    (unsigned long) (ra - (uintptr_t) info.dli_saddr), root, cb));
+	    site = Tcl_ObjPrintf("%s+0x%lx root %s callback %s",
+		    info.dli_sname,
+		    (unsigned long) (ra - (uintptr_t) info.dli_saddr), root, cb);
+	    if (u->sites[i].fnHi > u->sites[i].fnLo) {
+		/* An inlined copy: the loop's bytes around the call. */
+		Tcl_AppendPrintfToObj(site, " loop -0x%lx +0x%lx",
+			(unsigned long) (ra - u->sites[i].fnLo),
+			(unsigned long) (u->sites[i].fnHi - ra));
+	    }
+	    Tcl_ListObjAppendElement(NULL, sites, site);
 	}
 	PUT("trampolines", sites);
     }

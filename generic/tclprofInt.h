@@ -477,6 +477,8 @@ MODULE_SCOPE void	TpUnwindWarm(void);
 /* cfi.c: the handler's own unwinder, from compiled .eh_frame tables. */
 MODULE_SCOPE void	TpCfiPrepare(int all);
 MODULE_SCOPE void	TpCfiWarm(void);
+MODULE_SCOPE int	TpCfiFrameExtent(uintptr_t pc, uintptr_t *loPtr,
+			    uintptr_t *hiPtr);
 MODULE_SCOPE int	TpCfiUnwind(const TpUnwindConfig *cfg, void *ucontext,
 			    const TpRing *ring, TpSlot *slot);
 MODULE_SCOPE uintptr_t	TpCfiStackTop(void);

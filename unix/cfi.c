@@ -1181,6 +1181,88 @@ TpCfiWarm(void)
 /*
  *----------------------------------------------------------------------
  *
+ * TpCfiFrameExtent --
+ *
+ *	The addresses around pc where its function's frame is laid out as
+ *	at pc: the same CFA rule and the same saved registers. Calibration
+ *	uses it to bound an inlined trampoline loop by its function's
+ *	epilogue, which restores the registers the loop's root lives in.
+ *
+ * Results:
+ *	1 and [*loPtr, *hiPtr) set; 0 if pc has no compiled row.
+ *
+ * Side effects:
+ *	Compiles the modules' rows if not done yet.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SameLayout(
+    const TpCfiRow *a,
+    const TpCfiRow *b)
+{
+    return a->kind == b->kind && a->cfaOff == b->cfaOff
+	    && a->raSlot == b->raSlot
+	    && memcmp(a->saved, b->saved, sizeof(a->saved)) == 0;
+}
+
+int
+TpCfiFrameExtent(
+    uintptr_t pc,
+    uintptr_t *loPtr,
+    uintptr_t *hiPtr)
+{
+    int n, j, found = 0;
+
+    TpCfiPrepare(1);
+    pthread_mutex_lock(&cfi.lock);
+    n = cfi.nModules;
+    for (j = 0; j < n && !found; j++) {
+	const TpCfiModule *m = &cfi.modules[j];
+	uint32_t off, lo = 0, hi, k, e;
+
+	if (pc < m->lo || pc >= m->hi || m->state != MOD_READY
+		|| m->nRows == 0 || pc - m->bias > UINT32_MAX) {
+	    continue;
+	}
+	off = (uint32_t) (pc - m->bias);
+	hi = m->nRows;
+	while (lo < hi) {		/* First row starting after off. */
+	    uint32_t mid = lo + (hi - lo) / 2;
+
+	    if (m->rows[mid].start <= off) {
+		lo = mid + 1;
+	    } else {
+		hi = mid;
+	    }
+	}
+	if (lo == 0 || lo >= m->nRows
+		|| (m->rows[lo - 1].kind != ROW_RSP
+		    && m->rows[lo - 1].kind != ROW_RBP)) {
+	    break;
+	}
+	k = e = lo - 1;
+	while (k > 0 && SameLayout(&m->rows[k - 1], &m->rows[e])) {
+	    k--;
+	}
+	while (e + 1 < m->nRows && SameLayout(&m->rows[e + 1], &m->rows[k])) {
+	    e++;
+	}
+	if (e + 1 >= m->nRows) {
+	    break;
+	}
+	*loPtr = m->bias + m->rows[k].start;
+	*hiPtr = m->bias + m->rows[e + 1].start;
+	found = 1;
+    }
+    pthread_mutex_unlock(&cfi.lock);
+    return found;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpCfiAtFork --
  *
  *	pthread_atfork support: the sampler thread may be compiling rows

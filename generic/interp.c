@@ -2447,6 +2447,33 @@ TpInterpCapture(
     c.max = ring->maxTcl;
     c.tramp = TpSlotTramps(ring, slot);
     c.nTramp = slot->nTramp;
+
+    /*
+     * A root read where it is not proven (TclNRRunCallbacks interrupted in
+     * its prologue or epilogue) that equals an outer trampoline's is that
+     * caller's value still in the register: gcc's TclEvalObjEx jumps to
+     * TclNRRunCallbacks with its caller's registers restored, and they
+     * hold the outer loop's root (NULL for a script's outermost loop).
+     * That trampoline has run no callback yet (or has none left): taken
+     * as its root, it would claim every frame of the outer one, above the
+     * C frames that called it. (A loop between two callbacks whose true
+     * root is its caller's also loses its frames to it: a rarer case, and
+     * its frames stay in the calling order.)
+     */
+
+    for (i = 0; i < c.nTramp; i++) {
+	TpTramp *t = &TpSlotTramps(ring, slot)[i];
+
+	if (t->spare & TP_TRAMP_SURE) {
+	    continue;
+	}
+	for (j = i + 1; j < c.nTramp; j++) {
+	    if (c.tramp[j].root == t->root) {
+		t->root = TP_ROOT_UNKNOWN;
+		break;
+	    }
+	}
+    }
     if (!OKP(interp) || !OKP(((Interp *) interp)->execEnvPtr)) {
 	slot->nTcl = 0;
 	slot->flags |= TP_SLOT_NOTCL;

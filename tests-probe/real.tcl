@@ -26,6 +26,18 @@ scenario sqlitefunc {} {rounds ::sqf_p} \
     {::sqf_p rdb ?libtclsqlite3* ?libtclsqlite3* sqlite3_step sqlite3VdbeExec
      ?libtclsqlite3* ::sqf_f pext::burn PextBurnCmd BurnA}
 
+# 1b. The same with a callback that does almost nothing: most of its
+#     samples fall while Tcl enters and leaves it, in the trampoline's
+#     loop (a clang build's copy inlined into TclEvalObjEx).
+proc ::sqt_f {x} { expr {$x * 2} }
+::rdb function sqt_f ::sqt_f
+proc ::sqt_p {} {
+    for {set i 0} {$i < 20} {incr i} { ::rdb eval {select sum(sqt_f(x)) from t} }
+}
+scenario sqlitetiny {} {rounds ::sqt_p} \
+    {::sqt_p rdb ?libtclsqlite3* ?libtclsqlite3* sqlite3_step sqlite3VdbeExec
+     ?libtclsqlite3* ::sqt_f}
+
 # 2. sqlite3 calling a [db collate] comparison written in Tcl.
 proc ::sqc_cmp {a b} { pext::burn 1; string compare $a $b }
 ::rdb collate sqc_coll ::sqc_cmp

@@ -35,6 +35,16 @@ proc ::ed_p {ms} { pext::evaldirect [list ::ed_q $ms] }
 scenario evaldirect {} {rounds {::ed_p 5}} \
     {::ed_p pext::evaldirect PextEvalDirectCmd DirectEvalHelper ::ed_q pext::burn PextBurnCmd BurnA}
 
+# 4b. The same with a proc that does almost nothing: most of its samples
+#     fall while Tcl enters and leaves it.
+proc ::edt_q {} { set x 1 }
+proc ::edt_p {} {
+    set cmd [list ::edt_q]
+    for {set i 0} {$i < 5000} {incr i} { pext::evaldirect $cmd }
+}
+scenario evaldirecttiny {} {rounds ::edt_p} \
+    {::edt_p pext::evaldirect PextEvalDirectCmd DirectEvalHelper ::edt_q}
+
 # 5. C burns before and after evaluating Tcl: no stale Tcl frame may
 #    stay under BurnBetween once the script returned.
 proc ::bw_q {ms} { pext::burn $ms }

@@ -1771,6 +1771,17 @@ InsertRaw(
 
 #define PROVE_STEPS	4096	/* Callbacks read to prove one root. */
 
+/*
+ * TclNRRunCallbacks' code, and the stretches of it between its prologue
+ * and its epilogue, where the register of the root holds the root: where
+ * the unwind rows compute the CFA as at its callback call (found at
+ * calibration; none if unknown). Written once, before any sampling.
+ */
+
+#define FN_BODY_MAX	4
+static uintptr_t fnCodeLo, fnCodeHi, fnBody[2 * FN_BODY_MAX];
+static int nFnBody;
+
 static int
 RootProven(
     Cap *c,
@@ -2449,28 +2460,24 @@ TpInterpCapture(
     c.nTramp = slot->nTramp;
 
     /*
-     * A root read where it is not proven (TclNRRunCallbacks interrupted in
-     * its prologue or epilogue) that equals an outer trampoline's is that
-     * caller's value still in the register: gcc's TclEvalObjEx jumps to
-     * TclNRRunCallbacks with its caller's registers restored, and they
-     * hold the outer loop's root (NULL for a script's outermost loop).
-     * That trampoline has run no callback yet (or has none left): taken
-     * as its root, it would claim every frame of the outer one, above the
-     * C frames that called it. (A loop between two callbacks whose true
-     * root is its caller's also loses its frames to it: a rarer case, and
-     * its frames stay in the calling order.)
+     * TclNRRunCallbacks interrupted in its prologue or epilogue: the
+     * register of the root holds its caller's value (gcc's TclEvalObjEx
+     * jumps there with its caller's registers restored, and they hold the
+     * outer loop's root). Taken as this loop's root it would claim every
+     * frame of the outer one, above the C frames that called it. The loop
+     * has run no callback yet (or has none left): no frame of its own.
      */
 
-    for (i = 0; i < c.nTramp; i++) {
+    for (i = 0; i < c.nTramp && nFnBody > 0; i++) {
 	TpTramp *t = &TpSlotTramps(ring, slot)[i];
+	uintptr_t pc = TpSlotPcs(ring, slot)[t->index];
 
-	if (t->spare & TP_TRAMP_SURE) {
-	    continue;
-	}
-	for (j = i + 1; j < c.nTramp; j++) {
-	    if (c.tramp[j].root == t->root) {
+	if (!(t->spare & TP_TRAMP_SURE) && pc >= fnCodeLo && pc < fnCodeHi) {
+	    for (j = 0; j < nFnBody && (pc < fnBody[2 * j]
+		    || pc >= fnBody[2 * j + 1]); j++) {
+	    }
+	    if (j == nFnBody) {
 		t->root = TP_ROOT_UNKNOWN;
-		break;
 	    }
 	}
     }
@@ -3911,6 +3918,10 @@ TpInterpCalibrate(
 
 	if (t->ra > cfg->trampLo && t->ra <= cfg->trampHi) {
 	    cfg->fnRoot = t->root;
+	    fnCodeLo = cfg->trampLo;
+	    fnCodeHi = cfg->trampHi;
+	    nFnBody = TpCfiSameCfa(t->ra, fnCodeLo, fnCodeHi, fnBody,
+		    FN_BODY_MAX);
 	    t->fnLo = t->fnHi = 0;	/* TclNRRunCallbacks' own range. */
 	    continue;
 	}

@@ -1263,6 +1263,81 @@ TpCfiFrameExtent(
 /*
  *----------------------------------------------------------------------
  *
+ * TpCfiSameCfa --
+ *
+ *	The stretches of [lo, hi) whose rows compute the CFA as the row at
+ *	ref does: a function's body, between its prologue and its epilogue,
+ *	including blocks placed after its return.
+ *
+ * Results:
+ *	The number of [start, end) pairs written to ranges (at most max), 0
+ *	if ref has no compiled row.
+ *
+ * Side effects:
+ *	Compiles the modules' rows if not done yet.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpCfiSameCfa(
+    uintptr_t ref,
+    uintptr_t lo,
+    uintptr_t hi,
+    uintptr_t *ranges,
+    int max)
+{
+    int n, j, count = 0;
+
+    TpCfiPrepare(1);
+    pthread_mutex_lock(&cfi.lock);
+    n = cfi.nModules;
+    for (j = 0; j < n; j++) {
+	const TpCfiModule *m = &cfi.modules[j];
+	const TpCfiRow *r = NULL;
+	uint32_t k;
+
+	if (ref < m->lo || ref >= m->hi || m->state != MOD_READY
+		|| m->nRows == 0 || hi - m->bias > UINT32_MAX) {
+	    continue;
+	}
+	for (k = 0; k + 1 < m->nRows; k++) {
+	    if (m->bias + m->rows[k].start <= ref
+		    && ref < m->bias + m->rows[k + 1].start) {
+		r = &m->rows[k];
+		break;
+	    }
+	}
+	if (r == NULL || (r->kind != ROW_RSP && r->kind != ROW_RBP)) {
+	    break;
+	}
+	for (k = 0; k + 1 < m->nRows; k++) {
+	    uintptr_t a = m->bias + m->rows[k].start;
+	    uintptr_t b = m->bias + m->rows[k + 1].start;
+
+	    if (b <= lo || a >= hi || m->rows[k].kind != r->kind
+		    || m->rows[k].cfaOff != r->cfaOff) {
+		continue;
+	    }
+	    a = a < lo ? lo : a;
+	    b = b > hi ? hi : b;
+	    if (count > 0 && ranges[2 * count - 1] == a) {
+		ranges[2 * count - 1] = b;	/* Adjacent: one stretch. */
+	    } else if (count < max) {
+		ranges[2 * count] = a;
+		ranges[2 * count + 1] = b;
+		count++;
+	    }
+	}
+	break;
+    }
+    pthread_mutex_unlock(&cfi.lock);
+    return count;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpCfiAtFork --
  *
  *	pthread_atfork support: the sampler thread may be compiling rows

@@ -14,12 +14,13 @@
  *	to that thread (SIGEV_THREAD_ID). Only the thread's running time is
  *	sampled.
  *
- *	-threads all (wall clock): the sampler thread also looks for the
+ *	-threads all: the sampler thread also looks for the
  *	process's other threads in /proc/self/task every TP_SCAN_NS (so
  *	threads made after start are found within that), gives each a ring
  *	of its own through the session, and sends each its SIGPROF with
- *	tgkill at every tick. A thread that has exited (ESRCH) is no longer
- *	signalled; its samples stay. Such a thread's stack range is not
+ *	tgkill at every tick (-clock cpu: a timer on that thread's CPU
+ *	clock, delivered to it). A thread that has exited (ESRCH, or gone
+ *	from /proc) is no longer signalled; its samples stay. Such a thread's stack range is not
  *	known to anyone: its first signal records an address on it, and the
  *	sampler thread looks that address up in /proc/self/maps.
  *
@@ -74,6 +75,9 @@ struct TpSampler {
     TpThreadState *threads[TP_MAX_THREADS];
     int nThreads;		/* The other threads found (sampler thread
 				 * only). */
+    timer_t timers[TP_MAX_THREADS];	/* -clock cpu: each one's CPU clock
+				 * timer, if haveTimers[i]. */
+    char haveTimers[TP_MAX_THREADS];
 };
 
 /*
@@ -90,6 +94,7 @@ static void *SamplerMain(void *arg);
 static void ScanThreads(TpSampler *sp);
 static void FindStacks(TpSampler *sp);
 static void SignalThreads(TpSampler *sp, uint64_t ticks);
+static void ThreadTimer(TpSampler *sp, int i);
 static void ForkPrepare(void);
 static void ForkParent(void);
 static void ForkChild(void);
@@ -140,7 +145,7 @@ TpSamplerStart(
     sp->pid = getpid();
     sp->durationNs = o->durationNs;
     sp->progress = o->progress && isatty(2);
-    sp->allThreads = o->allThreads && o->clock == TP_CLOCK_WALL;
+    sp->allThreads = o->allThreads;
 
     if (o->clock == TP_CLOCK_CPU) {
 	struct sigevent sev;
@@ -214,8 +219,15 @@ TpSamplerStop(
 	timer_delete(sp->timer);
     }
     if (sp->pid == getpid()) {
+	int i;
+
 	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(sp->thread, NULL);
+	for (i = 0; i < sp->nThreads; i++) {
+	    if (sp->haveTimers[i]) {
+		timer_delete(sp->timers[i]);
+	    }
+	}
 	if (sp->progress) {
 	    /* Erase the progress line. */
 	    ssize_t n = write(2, "\r\033[K", 4);
@@ -303,6 +315,14 @@ SamplerMain(
 	    }
 	}
 
+	if (sp->clock == TP_CLOCK_CPU && sp->allThreads && !expired
+		&& now - lastScan >= TP_SCAN_NS
+		&& !__atomic_load_n(&forkState.paused, __ATOMIC_ACQUIRE)) {
+	    ScanThreads(sp);
+	    FindStacks(sp);
+	    lastScan = now;
+	}
+
 	/*
 	 * -duration: sampling ends here, whatever the program is doing (an
 	 * event in the program could not fire while it computes). The run
@@ -313,9 +333,15 @@ SamplerMain(
 	    expired = 1;
 	    if (sp->haveTimer) {
 		struct itimerspec off;
+		int i;
 
 		memset(&off, 0, sizeof(off));
 		timer_settime(sp->timer, 0, &off, NULL);
+		for (i = 0; i < sp->nThreads; i++) {
+		    if (sp->haveTimers[i]) {
+			timer_settime(sp->timers[i], 0, &off, NULL);
+		    }
+		}
 	    }
 	    TpSessionExpired(sp->session, now);
 	}
@@ -374,11 +400,13 @@ ScanThreads(
 {
     DIR *dir = opendir("/proc/self/task");
     struct dirent *de;
-    int i;
+    char seen[TP_MAX_THREADS];
+    int i, complete = 1;
 
     if (dir == NULL) {
 	return;
     }
+    memset(seen, 0, sizeof(seen));
     while ((de = readdir(dir)) != NULL) {
 	char *end;
 	unsigned long tid = strtoul(de->d_name, &end, 10);
@@ -394,19 +422,91 @@ ScanThreads(
 	    }
 	}
 	if (i < sp->nThreads) {
+	    seen[i] = 1;
 	    continue;
 	}
 	ts = TpSessionAddThread(sp->session, (uint32_t) tid);
 	if (ts == NULL) {
+	    complete = 0;
 	    break;
 	}
 	for (i = 0; i < sp->nThreads && sp->threads[i] != ts; i++) {
 	}
 	if (i == sp->nThreads) {
 	    sp->threads[sp->nThreads++] = ts;	/* Not a reused one. */
+	    sp->haveTimers[i] = 0;
+	}
+	seen[i] = 1;
+	if (sp->clock == TP_CLOCK_CPU) {
+	    ThreadTimer(sp, i);
 	}
     }
     closedir(dir);
+
+    /*
+     * Threads no longer listed have exited (on the wall clock tgkill
+     * tells at once; a CPU timer just stops).
+     */
+
+    for (i = 0; complete && i < sp->nThreads; i++) {
+	if (!seen[i] && !sp->threads[i]->gone) {
+	    __atomic_store_n(&sp->threads[i]->gone, 1, __ATOMIC_RELEASE);
+	    if (sp->haveTimers[i]) {
+		timer_delete(sp->timers[i]);
+		sp->haveTimers[i] = 0;
+	    }
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ThreadTimer --
+ *
+ *	-clock cpu: (re)arms the CPU-time timer of sp->threads[i], on that
+ *	thread's CPU clock and delivered to it (the clock id of another
+ *	thread is built the way the kernel defines it: pthread_getcpuclockid
+ *	needs a pthread_t, which a thread found in /proc does not give). A
+ *	thread whose clock cannot be had is left unsampled.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Creates a timer (deleting the one of a thread whose slot this is).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ThreadTimer(
+    TpSampler *sp,
+    int i)
+{
+    TpThreadState *ts = sp->threads[i];
+    clockid_t clock = (clockid_t) ((~(unsigned) ts->tid) << 3) | 6;
+				/* CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD. */
+    struct sigevent sev;
+    struct itimerspec its;
+
+    if (sp->haveTimers[i]) {
+	timer_delete(sp->timers[i]);
+	sp->haveTimers[i] = 0;
+    }
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = (pid_t) ts->tid;
+    if (timer_create(clock, &sev, &sp->timers[i]) != 0) {
+	return;
+    }
+    sp->haveTimers[i] = 1;
+    memset(&its, 0, sizeof(its));
+    its.it_interval.tv_sec = (time_t) (sp->periodNs / 1000000000u);
+    its.it_interval.tv_nsec = (long) (sp->periodNs % 1000000000u);
+    its.it_value = its.it_interval;
+    timer_settime(sp->timers[i], 0, &its, NULL);
 }
 
 /*

@@ -492,6 +492,13 @@ StatusCmd(
  *----------------------------------------------------------------------
  */
 
+/*
+ * -idle of report and export: the samples of waiting threads shown (the
+ * default) or left out.
+ */
+
+static const char *const idleNames[] = {"show", "hide", NULL};
+
 static const char *const viewOptions[] = {
     "-focus", "-hide", "-internals", "-maxdepth", "-sort", "-threshold", NULL
 };
@@ -701,11 +708,12 @@ ReportCmd(
 {
     static const char *const options[] = {
 	"-all", "-as", "-directed", "-format", "-function", "-last",
-	"-minweight", "-source", "-thread", NULL
+	"-idle", "-minweight", "-source", "-thread", NULL
     };
     enum { OPT_ALL, OPT_AS, OPT_DIRECTED, OPT_FORMAT, OPT_FUNCTION,
-	OPT_LAST, OPT_MINWEIGHT, OPT_SOURCE, OPT_THREAD };
+	OPT_LAST, OPT_IDLE, OPT_MINWEIGHT, OPT_SOURCE, OPT_THREAD };
     Tcl_Obj *threadObj = NULL;
+    int hideIdle = 0;
     uint64_t lastNs = 0;
     static const char *const formats[] = {
 	"text", "dict", "flat", "callers", "callees", "lines", "modules",
@@ -766,6 +774,12 @@ ReportCmd(
 	case OPT_THREAD:
 	    threadObj = objv[i + 1];
 	    break;
+	case OPT_IDLE:
+	    if (GetIndex(interp, objv[i + 1], idleNames, "value", "VALUE",
+		    "IDLE", &hideIdle) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	case OPT_MINWEIGHT:
 	    if (GetMinWeight(interp, objv[i + 1], &a.ro) != TCL_OK) {
 		return TCL_ERROR;
@@ -790,7 +804,8 @@ ReportCmd(
 		"pattern", formats[a.format]);
 	return TCL_ERROR;
     }
-    return TpSessionWithThreads(interp, lastNs, threadObj, DoReport, &a);
+    return TpSessionWithThreads(interp, lastNs, threadObj, hideIdle,
+	    DoReport, &a);
 }
 
 /*
@@ -827,12 +842,13 @@ ExportCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-channel", "-directed", "-file", "-format", "-last", "-minweight",
-	"-thread", NULL
+	"-channel", "-directed", "-file", "-format", "-idle", "-last",
+	"-minweight", "-thread", NULL
     };
-    enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_LAST,
-	OPT_MINWEIGHT, OPT_THREAD };
+    enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_IDLE,
+	OPT_LAST, OPT_MINWEIGHT, OPT_THREAD };
     Tcl_Obj *threadObj = NULL;
+    int hideIdle = 0;
     uint64_t lastNs = 0;
     static const char *const formats[] = {
 	"callgrind", "chrome", "dot", "folded", "html", "pprof", "speedscope",
@@ -877,6 +893,12 @@ ExportCmd(
 	case OPT_THREAD:
 	    threadObj = objv[i + 1];
 	    break;
+	case OPT_IDLE:
+	    if (GetIndex(interp, objv[i + 1], idleNames, "value", "VALUE",
+		    "IDLE", &hideIdle) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	case OPT_FILE:
 	    a.file = objv[i + 1];
 	    break;
@@ -915,7 +937,8 @@ ExportCmd(
 		"path and -channel chan");
 	return TCL_ERROR;
     }
-    return TpSessionWithThreads(interp, lastNs, threadObj, TpExport, &a);
+    return TpSessionWithThreads(interp, lastNs, threadObj, hideIdle,
+	    TpExport, &a);
 }
 
 /*

@@ -867,6 +867,68 @@ ThreadRanTcl(
     return name == NULL || strncmp(name, "tid0x", 5) == 0;
 }
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * StackIdle --
+ *
+ *	Whether a stack is a thread waiting: its innermost C function is
+ *	one of the C library's blocking waits (a wall-clock sample of a
+ *	thread blocked in the event loop, a condition wait, select, poll,
+ *	a sleep), as py-spy's --idle tells them.
+ *
+ * Results:
+ *	1 if idle.
+ *
+ * Side effects:
+ *	May load a module's symbols.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+StackIdle(
+    TpProfile *p,
+    const TpStack *st)
+{
+    static const char *const waits[] = {
+	"__futex_abstimed_wait_common", "__futex_abstimed_wait_common64",
+	"futex_wait", "__lll_lock_wait", "pthread_cond_wait",
+	"pthread_cond_timedwait", "__pthread_cond_wait",
+	"__pthread_cond_timedwait", "__select", "select", "__poll", "poll",
+	"ppoll", "__ppoll", "epoll_wait", "epoll_pwait", "__GI_epoll_wait",
+	"__clock_nanosleep", "clock_nanosleep", "__nanosleep", "nanosleep",
+	"pselect", "__pselect", "sigtimedwait", "__sigtimedwait",
+	"sigsuspend", "__sigsuspend", "pause", "__libc_pause",
+	"pthread_join", "__pthread_clockjoin_ex", "__GI___clock_nanosleep",
+	"__GI___select", "__GI___poll", NULL
+    };
+    const TpLoc *l;
+    const char *name = NULL;
+    uintptr_t start, size;
+    int i;
+
+    if (st->depth == 0) {
+	return 0;
+    }
+    l = &p->locs[p->pool[st->first + st->depth - 1]];
+    if (l->kind == TP_KIND_TCL) {
+	return 0;
+    }
+    if (l->resolved) {
+	name = l->name;
+    } else if (l->module >= 0 && l->module < p->modules.nMods) {
+	TpSymbolLookup(&p->modules.mods[l->module],
+		l->offset - (l->isCaller ? 1 : 0), &name, &start, &size);
+    }
+    for (i = 0; name != NULL && waits[i] != NULL; i++) {
+	if (strcmp(name, waits[i]) == 0) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
 static TpProfile *
 WindowOf(
     TpProfile *p,
@@ -959,6 +1021,9 @@ WindowOf(
 	}
 	if (sel != NULL && ((sel->how == TP_THREADS_ONE && st->tid != sel->tid)
 		|| (sel->how == TP_THREADS_MERGED && !ThreadRanTcl(p, st->tid)))) {
+	    continue;
+	}
+	if (sel != NULL && sel->hideIdle && StackIdle(p, st)) {
 	    continue;
 	}
 	if (sel != NULL && sel->how == TP_THREADS_ALL) {

@@ -1076,7 +1076,8 @@ TpSessionWithWindow(
  *
  *	TpSessionWithWindow for the threads threadObj selects (`profiler
  *	report -thread`): "merged" (or NULL), "all", a kernel thread id or
- *	a thread's name as `profiler threads` lists them.
+ *	a thread's name as `profiler threads` lists them; without the
+ *	samples of threads waiting if hideIdle (-idle hide).
  *
  * Results:
  *	What fn returns, or TCL_ERROR for an unknown thread.
@@ -1089,6 +1090,7 @@ TpSessionWithWindow(
 
 typedef struct ThreadsCtx {
     Tcl_Obj *threadObj;
+    int hideIdle;
     int (*fn)(Tcl_Interp *, TpProfile *, void *);
     void *cd;
 } ThreadsCtx;
@@ -1141,7 +1143,8 @@ ThreadsFn(
 	    return TCL_ERROR;
 	}
     }
-    if (!needCopy) {
+    sel.hideIdle = x->hideIdle;
+    if (!needCopy && !sel.hideIdle) {
 	return x->fn(interp, p, x->cd);
     }
     w = TpProfileThreads(p, &sel);
@@ -1155,12 +1158,14 @@ TpSessionWithThreads(
     Tcl_Interp *interp,
     uint64_t lastNs,
     Tcl_Obj *threadObj,
+    int hideIdle,
     int (*fn)(Tcl_Interp *, TpProfile *, void *),
     void *cd)
 {
     ThreadsCtx x;
 
     x.threadObj = threadObj;
+    x.hideIdle = hideIdle;
     x.fn = fn;
     x.cd = cd;
     return TpSessionWithWindow(interp, lastNs, ThreadsFn, &x);

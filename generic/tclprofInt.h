@@ -694,6 +694,9 @@ typedef struct TpThreadName {
 typedef struct TpThreadSel {
     int how;			/* TP_THREADS_*. */
     uint32_t tid;		/* TP_THREADS_ONE: the thread. */
+    int hideIdle;		/* -idle hide: leave out the samples whose
+				 * innermost C function waits (a condition
+				 * variable, select, poll, sleep). */
 } TpThreadSel;
 
 enum { TP_THREADS_MERGED = 0, TP_THREADS_ALL = 1, TP_THREADS_ONE = 2 };
@@ -807,7 +810,7 @@ MODULE_SCOPE struct TpThreadState *TpSessionAddThread(TpSession *s,
 			    uint32_t tid);
 
 MODULE_SCOPE int	TpSessionWithThreads(Tcl_Interp *interp, uint64_t lastNs,
-			    Tcl_Obj *threadObj,
+			    Tcl_Obj *threadObj, int hideIdle,
 			    int (*fn)(Tcl_Interp *, TpProfile *, void *), void *cd);
 MODULE_SCOPE int	TpSessionThreadList(Tcl_Interp *interp);
 MODULE_SCOPE uint64_t	TpSessionSamples(TpSession *s);

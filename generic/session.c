@@ -449,6 +449,7 @@ TpSessionStart(
     TpUnwindWarm();
 
     ts->sawTcl = 0;
+    ts->threadId = (uintptr_t) pthread_self();
     {
 	char name[40];
 
@@ -695,6 +696,8 @@ TpSessionReset(
 	fresh->startEpochUs = s->profile->startEpochUs;
 	TpProfileFree(s->profile);
 	s->profile = fresh;
+	s->mainNamed = 0;		/* The drain names them again. */
+	s->threadsNamed = 0;
     } else {
 	TpProfileFree(s->profile);
 	s->profile = NULL;
@@ -732,7 +735,8 @@ TpSessionReset(
  * NameThread --
  *
  *	Names a sampled thread in the profile after its Thread package id
- *	("tid0x...", as thread::id spells it) once it was seen running Tcl.
+ *	("tid0x...", as thread::id spells it) once it was seen running Tcl
+ *	(the run's own thread from the start), else after its kernel name.
  *
  * Results:
  *	1 once named so (nothing more to do), else 0.
@@ -751,7 +755,12 @@ NameThread(
     char name[40];
     uintptr_t id = __atomic_load_n(&ts->threadId, __ATOMIC_ACQUIRE);
 
-    if (!__atomic_load_n(&ts->sawTcl, __ATOMIC_ACQUIRE) || id == 0) {
+    if (!ts->foreign) {
+	/* The run's thread: its id was set at start. */
+    } else if (!__atomic_load_n(&ts->sawTcl, __ATOMIC_ACQUIRE) || id == 0) {
+	if (ts->comm[0] != '\0') {
+	    TpProfileNameThread(p, ts->tid, ts->comm, 0);
+	}
 	return 0;
     }
     snprintf(name, sizeof(name), "tid%p", (void *) id);
@@ -815,6 +824,7 @@ TpSessionAddThread(
 	ts->ownRing.dropped = ts->ownRing.missed = ts->ownRing.pending = 0;
 	ts->probeSp = ts->stackHi = ts->threadId = 0;
 	ts->sawTcl = 0;
+	ts->comm[0] = '\0';
 	ts->handlerNsMax = ts->handlerNsSum = ts->handled = 0;
 	if (i < 64) {
 	    s->threadsNamed &= ~((uint64_t) 1 << i);
@@ -850,6 +860,7 @@ TpSessionAddThread(
     if ((f = fopen(path, "r")) != NULL) {
 	if (fgets(comm, sizeof(comm), f) != NULL) {
 	    comm[strcspn(comm, "\n")] = '\0';
+	    snprintf(ts->comm, sizeof(ts->comm), "%s", comm);
 	    TpProfileNameThread(s->profile, tid, comm, 0);
 	}
 	fclose(f);

@@ -850,6 +850,7 @@ typedef struct TpThreadState {
     volatile uintptr_t threadId;	/* Handler: pthread_self() (the Thread
 				 * package's id), 0 until sampled. */
     volatile int sawTcl;	/* Handler: a sample had Tcl frames. */
+    char comm[16];		/* The kernel's name of a foreign thread. */
     TpRing ownRing;		/* The ring of a foreign thread. */
     uint64_t handlerNsMax;	/* Handler-written statistics. */
     uint64_t handlerNsSum;

@@ -2,7 +2,7 @@
 #
 #	The overhead of sampling every thread: 4 Thread package workers
 #	run the same fixed work at once (fib, every call a proc call), bare
-#	and under profiler start -threads all, alternately, several rounds.
+#	and under profiler start -threads all, in turn, several rounds.
 #	Each worker times its own work with clock microseconds; each round
 #	gives a ratio profiled/bare per worker, and the median ratio of each
 #	worker is reported, with the samples its thread got. Never a
@@ -66,10 +66,17 @@ proc median {l} {
 round $opt(-n)			;# warm up: byte-compile fib everywhere
 array set ratios {}
 for {set r 0} {$r < $opt(-rounds)} {incr r} {
-    set bare [round $opt(-n)]
+    # Which goes first alternates: a machine getting busier or quieter
+    # during a round favours neither.
+    if {$r % 2} {
+	set bare [round $opt(-n)]
+    }
     profiler start -interval $opt(-interval) -clock $opt(-clock)
     set prof [round $opt(-n)]
     profiler stop
+    if {$r % 2 == 0} {
+	set bare [round $opt(-n)]
+    }
     foreach t $pool b $bare p $prof {
 	lappend ratios($t) [expr {double($p) / $b}]
     }

@@ -797,7 +797,7 @@ TpSessionAddThread(
 {
     TpThreadState *ts;
     size_t bytes = (size_t) s->opts.bufferBytes / 8;
-    char path[64], comm[40];
+    char path[64], comm[sizeof(ts->comm)];
     FILE *f;
     int i;
 

@@ -776,8 +776,10 @@ NameThread(
  *	-threads all: the sampler thread found thread tid. Gives it a state
  *	(a slot of the handler's table), a ring and the unwinder's
  *	configuration, and publishes it to the handler. Its Tcl stack is
- *	read in frames mode, from the interp its trampolines run, when the
- *	trampolines were calibrated; else only its C stack is sampled.
+ *	read in frames mode (trace mode too: a trace can only be made on
+ *	the interp's own thread), from the interp its trampolines run, when
+ *	the trampolines were calibrated; else, and with -mode none, only its
+ *	C stack is sampled.
  *
  * Results:
  *	The state (a new one, or the reused one of a thread that has
@@ -848,8 +850,8 @@ TpSessionAddThread(
     ts->unwind.wantTrampRegs = 1;
     ts->unwind.unwinder = s->opts.unwinder;
     ts->unwind.stackHi = 0;
-    ts->mode = (tpProcess.calibOk && TpInterpCheck() == NULL)
-	    ? TP_MODE_FRAMES : TP_MODE_NONE;
+    ts->mode = (s->mode != TP_MODE_NONE && tpProcess.calibOk
+	    && TpInterpCheck() == NULL) ? TP_MODE_FRAMES : TP_MODE_NONE;
     if (ts->mode != TP_MODE_FRAMES) {
 	for (i = 0; i < ts->unwind.nSites; i++) {
 	    ts->unwind.sites[i].cb.kind = TP_LOC_NONE;

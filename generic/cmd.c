@@ -20,7 +20,7 @@
 
 static Tcl_ObjCmdProc AtexitCmd, LoadCmd, SaveCmd, SourceCmd;
 static Tcl_ObjCmdProc ProfilerCmd, CallsCmd, ExportCmd, StartCmd, StopCmd, ResetCmd,
-	StatusCmd, ReportCmd, DumpCmd, TopCmd;
+	StatusCmd, ReportCmd, DumpCmd, TopCmd, ThreadsCmd;
 
 /*
  * The ensemble's table ({name, proc}, as Tk's TkMakeEnsemble).
@@ -42,6 +42,7 @@ static const struct {
     {"start", StartCmd},
     {"status", StatusCmd},
     {"stop", StopCmd},
+    {"threads", ThreadsCmd},
     {"top", TopCmd},
     {NULL, NULL}
 };
@@ -266,12 +267,13 @@ StartCmd(
 {
     static const char *const options[] = {
 	"-buffer", "-clock", "-dumpfile", "-dumpsignal", "-duration",
-	"-interval", "-keep", "-maxdepth", "-mode", "-progress", "-unwind",
-	NULL
+	"-interval", "-keep", "-maxdepth", "-mode", "-progress", "-threads",
+	"-unwind", NULL
     };
     enum { OPT_BUFFER, OPT_CLOCK, OPT_DUMPFILE, OPT_DUMPSIGNAL, OPT_DURATION,
 	OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE, OPT_PROGRESS,
-	OPT_UNWIND };
+	OPT_THREADS, OPT_UNWIND };
+    static const char *const threadSets[] = {"all", "current", NULL};
     static const char *const signals[] = {
 	"USR1", "USR2", "SIGUSR1", "SIGUSR2", NULL
     };
@@ -382,6 +384,13 @@ StartCmd(
 	    o.mode = (TpMode) value;
 	    o.modeGiven = 1;
 	    break;
+	case OPT_THREADS:
+	    if (GetIndex(interp, objv[i + 1], threadSets, "thread set",
+		    "VALUE", "THREADS", &value) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    o.allThreads = (value == 0);
+	    break;
 	case OPT_UNWIND:
 	    if (GetIndex(interp, objv[i + 1], unwinders, "unwinder", "VALUE",
 		    "UNWIND", &value) != TCL_OK) {
@@ -482,6 +491,13 @@ StatusCmd(
  *
  *----------------------------------------------------------------------
  */
+
+/*
+ * -idle of report and export: the samples of waiting threads shown (the
+ * default) or left out.
+ */
+
+static const char *const idleNames[] = {"show", "hide", NULL};
 
 static const char *const viewOptions[] = {
     "-focus", "-hide", "-internals", "-maxdepth", "-sort", "-threshold", NULL
@@ -692,10 +708,12 @@ ReportCmd(
 {
     static const char *const options[] = {
 	"-all", "-as", "-directed", "-format", "-function", "-last",
-	"-minweight", "-source", NULL
+	"-idle", "-minweight", "-source", "-thread", NULL
     };
     enum { OPT_ALL, OPT_AS, OPT_DIRECTED, OPT_FORMAT, OPT_FUNCTION,
-	OPT_LAST, OPT_MINWEIGHT, OPT_SOURCE };
+	OPT_LAST, OPT_IDLE, OPT_MINWEIGHT, OPT_SOURCE, OPT_THREAD };
+    Tcl_Obj *threadObj = NULL;
+    int hideIdle = 0;
     uint64_t lastNs = 0;
     static const char *const formats[] = {
 	"text", "dict", "flat", "callers", "callees", "lines", "modules",
@@ -753,6 +771,15 @@ ReportCmd(
 	case OPT_SOURCE:
 	    a.ro.source = Tcl_GetString(objv[i + 1]);
 	    break;
+	case OPT_THREAD:
+	    threadObj = objv[i + 1];
+	    break;
+	case OPT_IDLE:
+	    if (GetIndex(interp, objv[i + 1], idleNames, "value", "VALUE",
+		    "IDLE", &hideIdle) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	case OPT_MINWEIGHT:
 	    if (GetMinWeight(interp, objv[i + 1], &a.ro) != TCL_OK) {
 		return TCL_ERROR;
@@ -777,7 +804,8 @@ ReportCmd(
 		"pattern", formats[a.format]);
 	return TCL_ERROR;
     }
-    return TpSessionWithWindow(interp, lastNs, DoReport, &a);
+    return TpSessionWithThreads(interp, lastNs, threadObj, hideIdle,
+	    DoReport, &a);
 }
 
 /*
@@ -814,11 +842,13 @@ ExportCmd(
     Tcl_Obj *const objv[])
 {
     static const char *const options[] = {
-	"-channel", "-directed", "-file", "-format", "-last", "-minweight",
-	NULL
+	"-channel", "-directed", "-file", "-format", "-idle", "-last",
+	"-minweight", "-thread", NULL
     };
-    enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_LAST,
-	OPT_MINWEIGHT };
+    enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_IDLE,
+	OPT_LAST, OPT_MINWEIGHT, OPT_THREAD };
+    Tcl_Obj *threadObj = NULL;
+    int hideIdle = 0;
     uint64_t lastNs = 0;
     static const char *const formats[] = {
 	"callgrind", "chrome", "dot", "folded", "html", "pprof", "speedscope",
@@ -860,6 +890,15 @@ ExportCmd(
 	case OPT_CHANNEL:
 	    a.channel = objv[i + 1];
 	    break;
+	case OPT_THREAD:
+	    threadObj = objv[i + 1];
+	    break;
+	case OPT_IDLE:
+	    if (GetIndex(interp, objv[i + 1], idleNames, "value", "VALUE",
+		    "IDLE", &hideIdle) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
 	case OPT_FILE:
 	    a.file = objv[i + 1];
 	    break;
@@ -898,7 +937,41 @@ ExportCmd(
 		"path and -channel chan");
 	return TCL_ERROR;
     }
-    return TpSessionWithWindow(interp, lastNs, TpExport, &a);
+    return TpSessionWithThreads(interp, lastNs, threadObj, hideIdle,
+	    TpExport, &a);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ThreadsCmd --
+ *
+ *	Syntax: profiler threads
+ *	        [0]      [1]
+ *
+ * Results:
+ *	The threads sampled, a list of {id name samples}: the kernel's
+ *	thread id, the Thread package's id of it (thread::id) if it ran
+ *	Tcl else its kernel name, and its samples.
+ *
+ * Side effects:
+ *	Drains the ring.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ThreadsCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    (void) cd;
+    if (objc != 1) {
+	return WrongArgs(interp, objc, objv, NULL);
+    }
+    return TpSessionThreadList(interp);
 }
 
 /*

@@ -95,11 +95,18 @@ TpExChrome(
     for (th = 0; th < nTids; th++) {
 	uint32_t depth = 0, k;
 	uint64_t last = 0;
+	const char *tname = TpProfileThreadName(x->p, tids[th]);
 
 	snprintf(buf, sizeof(buf), ",\n{\"name\":\"thread_name\",\"ph\":\"M\","
-		"\"pid\":1,\"tid\":%u,\"args\":{\"name\":\"thread %u\"}}",
-		tids[th], tids[th]);
+		"\"pid\":1,\"tid\":%u,\"args\":{\"name\":", tids[th]);
 	Tcl_DStringAppend(out, buf, -1);
+	if (tname != NULL) {
+	    snprintf(buf, sizeof(buf), "thread %s", tname);
+	} else {
+	    snprintf(buf, sizeof(buf), "thread %u", tids[th]);
+	}
+	TpJsonString(out, buf);
+	Tcl_DStringAppend(out, "}}", 2);
 	for (e = 0; e < n; e++) {
 	    const uint32_t *seq;
 	    uint32_t len, common = 0;

@@ -10,7 +10,8 @@
  *	           intervalUs, dropped, truncated, version
  *	  funcs    [name, kind (0 C, 1 Tcl, 2 libtcl internal), file,
  *	           line, module] per function used
- *	  threads  [{tid, stacks: [[count, func, func, ...] root first]}]
+ *	  threads  [{tid, name (when known), stacks: [[count, func, func,
+ *	           ...] root first]}]
  *
  *	The page builds the tree itself; the stacks are those of the view,
  *	so the picture shows what `profiler report` shows under the same
@@ -132,10 +133,17 @@ TpExHtml(
     Tcl_DStringAppend(out, "],\n\"threads\":[", -1);
     for (th = 0; th < nTids; th++) {
 	int first = 1;
+	const char *tname = TpProfileThreadName(p, tids[th]);
 
-	snprintf(buf, sizeof(buf), "%s{\"tid\":%u,\"stacks\":[", th ? ",\n" : "",
+	snprintf(buf, sizeof(buf), "%s{\"tid\":%u,", th ? ",\n" : "",
 		tids[th]);
 	Tcl_DStringAppend(out, buf, -1);
+	if (tname != NULL) {
+	    Tcl_DStringAppend(out, "\"name\":", -1);
+	    TpJsonString(out, tname);
+	    Tcl_DStringAppend(out, ",", 1);
+	}
+	Tcl_DStringAppend(out, "\"stacks\":[", -1);
 	for (i = 0; i < p->nStacks; i++) {
 	    const uint32_t *seq;
 	    uint32_t n;

@@ -208,6 +208,7 @@ TpExPprof(
 	uint64_t count = (uint64_t) (uintptr_t) Tcl_GetHashValue(h);
 	unsigned long tid = strtoul(kp, (char **) &kp, 16);
 	uint32_t n = 0;
+	const char *tname;
 	Tcl_DString lab;
 
 	while (*kp == ',' && n < x->v->maxLen) {
@@ -224,6 +225,12 @@ TpExPprof(
 	Uint(&lab, 1, Str(&s, "thread"));
 	Uint(&lab, 3, tid);
 	Message(&m, 3, &lab);			/* label */
+	tname = TpProfileThreadName(p, (uint32_t) tid);
+	if (tname != NULL) {
+	    Uint(&lab, 1, Str(&s, "thread_name"));
+	    Uint(&lab, 2, Str(&s, tname));
+	    Message(&m, 3, &lab);		/* label: key, str */
+	}
 	Tcl_DStringFree(&lab);
 	Message(&prof, 2, &m);
     }

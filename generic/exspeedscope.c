@@ -94,11 +94,18 @@ TpExSpeedscope(
     for (th = 0; th < nTids; th++) {
 	uint64_t sum = 0;
 	int first = 1;
+	const char *tname = TpProfileThreadName(x->p, tids[th]);
 
-	snprintf(buf, sizeof(buf), "%s\n{\"type\":\"sampled\",\"name\":\"thread"
-		" %u\",\"unit\":\"microseconds\",\"startValue\":0,\n"
-		"\"samples\":[", th ? "," : "", tids[th]);
-	Tcl_DStringAppend(out, buf, -1);
+	Tcl_DStringAppend(out, th ? ",\n" : "\n", -1);
+	Tcl_DStringAppend(out, "{\"type\":\"sampled\",\"name\":", -1);
+	if (tname != NULL) {
+	    snprintf(buf, sizeof(buf), "thread %s", tname);
+	} else {
+	    snprintf(buf, sizeof(buf), "thread %u", tids[th]);
+	}
+	TpJsonString(out, buf);
+	Tcl_DStringAppend(out, ",\"unit\":\"microseconds\",\"startValue\":0,"
+		"\n\"samples\":[", -1);
 	for (e = 0; e < n; e++) {
 	    const uint32_t *seq;
 	    uint32_t len;

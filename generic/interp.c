@@ -3074,6 +3074,7 @@ typedef struct Calib {
     int api;			/* API_* being calibrated. */
     int depth;			/* Nesting reached by the outer command. */
     uintptr_t roots[2];		/* TOP_CB before each nested entry. */
+    uintptr_t interp;		/* The interp both trampolines run. */
     int tebcOk;			/* The TEBCdata layout was verified. */
     Tcl_Obj *outerName, *innerName;
     int pipe[2];		/* For SafeRead. */
@@ -3244,12 +3245,12 @@ typedef struct CalibFrame {
 /*
  *----------------------------------------------------------------------
  *
- * LocValue, FindLoc, CallbackAt, FindSite --
+ * LocValue, FindLoc, InterpMatch, CallbackAt, FindSite --
  *
  *	The search of CalibInnerCmd. LocValue reads a location in a frame
  *	(the frames are live: they are the inner command's callers).
  *	FindLoc finds a location where two frames hold two given values,
- *	registers first. CallbackAt tells whether a value is a callback
+ *	registers first. InterpMatch: a value is the interp. CallbackAt tells whether a value is a callback
  *	running a given command (Dispatch's data: objProc, clientData, objc,
  *	objv). FindSite finds the innermost pair of frames with the same
  *	return address whose root location holds roots[1] and roots[0].
@@ -3341,6 +3342,17 @@ RootMatch(
 }
 
 static int
+InterpMatch(
+    Calib *cb,
+    const CalibFrame *f,
+    uintptr_t v,
+    int outer)
+{
+    (void) f; (void) outer;
+    return v == cb->interp;
+}
+
+static int
 CallbackAt(
     Calib *cb,
     const CalibFrame *f,
@@ -3382,6 +3394,9 @@ FindSite(
 	    cb->site.root = root;
 	    if (!FindLoc(fr, n, i, j, CallbackAt, cb, &cb->site.cb)) {
 		cb->site.cb.kind = TP_LOC_NONE;
+	    }
+	    if (!FindLoc(fr, n, i, j, InterpMatch, cb, &cb->site.interp)) {
+		cb->site.interp.kind = TP_LOC_NONE;
 	    }
 	    return 1;
 	}
@@ -3454,6 +3469,7 @@ CalibInnerCmd(
 	    break;
 	}
     }
+    cb->interp = (uintptr_t) interp;
     cb->found = FindSite(cb, fr, n);
     return TCL_OK;
 }

@@ -18,6 +18,7 @@
  */
 
 #include "tclprofInt.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,6 +243,7 @@ TpProfileFree(
 	free(p->calls[i].caller);
     }
     free(p->calls);
+    free(p->threads);
     free(p->program);
     free(p->savedMeta);
     HashFree(p->callIndex);
@@ -746,10 +748,192 @@ TpProfileTrim(
  *----------------------------------------------------------------------
  */
 
+static TpProfile *WindowOf(TpProfile *p, uint64_t sinceNs,
+			    const TpThreadSel *sel);
+
 TpProfile *
 TpProfileWindow(
     TpProfile *p,
     uint64_t sinceNs)
+{
+    return WindowOf(p, sinceNs, NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileThreads --
+ *
+ *	The profile as `profiler report -thread` reads it: a window
+ *	(TpProfileWindow) holding only one thread's samples, or every
+ *	thread's under a root of its own ("thread NAME"), or for the merged
+ *	default the threads seen running Tcl (threads that only ran C, such
+ *	as Tcl's notifier, are left out unless asked for by name or with
+ *	all). TpProfileWindowFree frees it.
+ *
+ * Results:
+ *	The new profile.
+ *
+ * Side effects:
+ *	Allocates.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpProfile *
+TpProfileThreads(
+    TpProfile *p,
+    const TpThreadSel *sel)
+{
+    return WindowOf(p, 0, sel);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpProfileNameThread, TpProfileThreadName --
+ *
+ *	Set (replace: even if already named) and get the name of thread
+ *	tid.
+ *
+ * Results:
+ *	TpProfileThreadName: the name, or NULL if it has none.
+ *
+ * Side effects:
+ *	TpProfileNameThread may grow the table.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpProfileNameThread(
+    TpProfile *p,
+    uint32_t tid,
+    const char *name,
+    int replace)
+{
+    uint32_t i;
+
+    if (p == NULL) {
+	return;
+    }
+    for (i = 0; i < p->nThreads && p->threads[i].tid != tid; i++) {
+    }
+    if (i == p->nThreads) {
+	if (p->nThreads == p->capThreads) {
+	    uint32_t cap = p->capThreads ? 2 * p->capThreads : 8;
+	    TpThreadName *t = realloc(p->threads, cap * sizeof(TpThreadName));
+
+	    if (t == NULL) {
+		Tcl_Panic("tclprof: out of memory");
+	    }
+	    p->threads = t;
+	    p->capThreads = cap;
+	}
+	p->nThreads++;
+	p->threads[i].tid = tid;
+    } else if (!replace) {
+	return;
+    }
+    snprintf(p->threads[i].name, sizeof(p->threads[i].name), "%s", name);
+}
+
+const char *
+TpProfileThreadName(
+    const TpProfile *p,
+    uint32_t tid)
+{
+    uint32_t i;
+
+    for (i = 0; i < p->nThreads; i++) {
+	if (p->threads[i].tid == tid) {
+	    return p->threads[i].name;
+	}
+    }
+    return NULL;
+}
+
+/*
+ * Whether a thread ran Tcl: it is named after its Thread package id.
+ */
+
+static int
+ThreadRanTcl(
+    const TpProfile *p,
+    uint32_t tid)
+{
+    const char *name = TpProfileThreadName(p, tid);
+
+    return name == NULL || strncmp(name, "tid0x", 5) == 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * StackIdle --
+ *
+ *	Whether a stack is a thread waiting: its innermost C function is
+ *	one of the C library's blocking waits (a wall-clock sample of a
+ *	thread blocked in the event loop, a condition wait, select, poll,
+ *	a sleep), as py-spy's --idle tells them.
+ *
+ * Results:
+ *	1 if idle.
+ *
+ * Side effects:
+ *	May load a module's symbols.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+StackIdle(
+    TpProfile *p,
+    const TpStack *st)
+{
+    static const char *const waits[] = {
+	"__futex_abstimed_wait_common", "__futex_abstimed_wait_common64",
+	"futex_wait", "__lll_lock_wait", "pthread_cond_wait",
+	"pthread_cond_timedwait", "__pthread_cond_wait",
+	"__pthread_cond_timedwait", "__select", "select", "__poll", "poll",
+	"ppoll", "__ppoll", "epoll_wait", "epoll_pwait", "__GI_epoll_wait",
+	"__clock_nanosleep", "clock_nanosleep", "__nanosleep", "nanosleep",
+	"pselect", "__pselect", "sigtimedwait", "__sigtimedwait",
+	"sigsuspend", "__sigsuspend", "pause", "__libc_pause",
+	"pthread_join", "__pthread_clockjoin_ex", "__GI___clock_nanosleep",
+	"__GI___select", "__GI___poll", NULL
+    };
+    const TpLoc *l;
+    const char *name = NULL;
+    uintptr_t start, size;
+    int i;
+
+    if (st->depth == 0) {
+	return 0;
+    }
+    l = &p->locs[p->pool[st->first + st->depth - 1]];
+    if (l->kind == TP_KIND_TCL) {
+	return 0;
+    }
+    if (l->resolved) {
+	name = l->name;
+    } else if (l->module >= 0 && l->module < p->modules.nMods) {
+	TpSymbolLookup(&p->modules.mods[l->module],
+		l->offset - (l->isCaller ? 1 : 0), &name, &start, &size);
+    }
+    for (i = 0; name != NULL && waits[i] != NULL; i++) {
+	if (strcmp(name, waits[i]) == 0) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+static TpProfile *
+WindowOf(
+    TpProfile *p,
+    uint64_t sinceNs,
+    const TpThreadSel *sel)
 {
     TpProfile *w = calloc(1, sizeof(TpProfile));
     uint32_t i;
@@ -817,18 +1001,71 @@ TpProfileWindow(
 	w->locs[id].symStart = l->symStart;
     }
 
-    for (j = 0; j < p->nLog; j++) {
-	const TpLogEntry *e = &p->log[j];
+    for (j = 0; j < p->nThreads; j++) {
+	TpProfileNameThread(w, p->threads[j].tid, p->threads[j].name, 1);
+    }
+    /*
+     * A profile without a log (loaded from a file saved without one) has
+     * its stacks' counts to select threads from; a time window needs the
+     * log.
+     */
 
-	if (e->timeNs >= sinceNs) {
-	    const TpStack *st = &p->stacks[e->stack];
+    for (j = 0; j < (p->nLog || sel == NULL ? p->nLog : p->nStacks); j++) {
+	const TpLogEntry *e = p->nLog ? &p->log[j] : NULL;
+	const TpStack *st = &p->stacks[e ? e->stack : j];
+	uint64_t t = e ? e->timeNs : p->firstNs;
+	uint32_t weight = e ? e->weight : (uint32_t) st->count;
 
+	if (t < sinceNs || weight == 0) {
+	    continue;
+	}
+	if (sel != NULL && ((sel->how == TP_THREADS_ONE && st->tid != sel->tid)
+		|| (sel->how == TP_THREADS_MERGED && !ThreadRanTcl(p, st->tid)))) {
+	    continue;
+	}
+	if (sel != NULL && sel->hideIdle && StackIdle(p, st)) {
+	    continue;
+	}
+	if (sel != NULL && sel->how == TP_THREADS_ALL) {
+	    uint32_t *ids = malloc(sizeof(uint32_t) * (st->depth + 1));
+	    const char *name = TpProfileThreadName(p, st->tid);
+	    char root[64];
+
+	    if (ids == NULL) {
+		Tcl_Panic("tclprof: out of memory");
+	    }
+	    if (name != NULL) {
+		snprintf(root, sizeof(root), "thread %s", name);
+	    } else {
+		snprintf(root, sizeof(root), "thread %u", st->tid);
+	    }
+	    ids[0] = TpProfilePseudoLoc(w, root);
+	    memcpy(ids + 1, p->pool + st->first, sizeof(uint32_t) * st->depth);
+	    TpProfileAddStackWeighted(w, ids, st->depth + 1, st->tid, t,
+		    weight);
+	    free(ids);
+	} else {
 	    TpProfileAddStackWeighted(w, p->pool + st->first, st->depth,
-		    st->tid, e->timeNs, e->weight);
+		    st->tid, t, weight);
 	}
     }
     if (w->samples) {
 	w->elapsedNs = w->lastNs - w->firstNs + (uint64_t) p->intervalUs * 1000;
+    }
+    if (sel != NULL) {
+	/*
+	 * A choice of threads, not of time: the run's counters hold.
+	 */
+
+	w->elapsedNs = p->elapsedNs;
+	w->truncated = p->truncated;
+	w->unwindErrors = p->unwindErrors;
+	w->unwindFallback = p->unwindFallback;
+	w->mergeMismatch = p->mergeMismatch;
+	for (j = 0; j < p->nCalls; j++) {
+	    TpProfileAddCalls(w, p->calls[j].callee, p->calls[j].type,
+		    p->calls[j].caller, p->calls[j].count);
+	}
     }
     return w;
 }

@@ -59,6 +59,10 @@ TpFuncDictPut(
     if (f->module >= 0) {
 	PUT("module", Tcl_NewStringObj(p->modules.mods[f->module].shortName, -1));
     }
+    if (f->type == TP_TCL_PSEUDO && strncmp(f->name, "thread ", 7) == 0) {
+	/* A thread's root (profiler report -thread all). */
+	PUT("thread", Tcl_NewStringObj(f->name + 7, -1));
+    }
 #undef PUT
 }
 

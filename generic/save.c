@@ -107,6 +107,9 @@ static const char schemaSql[] =
 ");\n"
 "CREATE TABLE procs (\n"
 "    name TEXT PRIMARY KEY\n"
+");\n""CREATE TABLE threads (\n"
+"    tid INTEGER PRIMARY KEY,\n"
+"    name TEXT NOT NULL\n"
 ");\n"
 "CREATE VIEW calls_by_callee AS\n"
 "    SELECT c.callee, c.type, c.count AS calls,\n"
@@ -939,6 +942,24 @@ WriteDb(
     if (ctx->err != NULL) {
 	goto done;
     }
+    sqlite3_finalize(st);
+    st = NULL;
+
+    /*
+     * threads: the names profiler threads shows.
+     */
+
+    if (Prepare(ctx, db, "INSERT OR IGNORE INTO threads (tid, name) "
+	    "VALUES (?, ?)", &st) != TCL_OK) {
+	goto done;
+    }
+    for (j = 0; j < p->nThreads; j++) {
+	sqlite3_bind_int64(st, 1, (sqlite3_int64) p->threads[j].tid);
+	BindText(st, 2, p->threads[j].name);
+	if (Step(ctx, db, st, "threads") != TCL_OK) {
+	    goto done;
+	}
+    }
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 	DbFail(ctx, db, "commit");
 	goto done;
@@ -1553,6 +1574,22 @@ LoadOne(
 	    stackSeen[id]++;
 	}
     }
+
+    /*
+     * Thread names (files saved before they were kept have none).
+     */
+
+    if (sqlite3_prepare_v2(db, "SELECT tid, name FROM threads", -1, &st,
+	    NULL) == SQLITE_OK) {
+	while (sqlite3_step(st) == SQLITE_ROW) {
+	    if (ColText(st, 1) != NULL) {
+		TpProfileNameThread(p, (uint32_t) sqlite3_column_int64(st, 0),
+			ColText(st, 1), 0);
+	    }
+	}
+	sqlite3_finalize(st);
+    }
+    st = NULL;
 
     /*
      * calls, edges, procs.

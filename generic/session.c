@@ -19,6 +19,7 @@
 #include "tclprofInt.h"
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +65,13 @@ struct TpSession {
     uint64_t lastTickNs;	/* Sampler thread: when it last asked. */
     volatile int tickPending;	/* The tick is due. */
     int inPoll;			/* PollAsyncProc is running (no nesting). */
+    TpThreadState *threads[TP_MAX_THREADS];
+    int nThreads;		/* -threads all: the other threads sampled
+				 * (sampler thread adds, under lock; their
+				 * rings are drained with the session's). */
+    uint64_t threadsNamed;	/* Drain: bit i: threads[i] was named after
+				 * its Thread package id. */
+    int mainNamed;		/* Drain: the same for the run's thread. */
 };
 
 /*
@@ -89,6 +97,8 @@ static const char *const unwinderNames[] = {
 };
 
 static void	DrainLocked(TpSession *s);
+static int	NameThread(TpProfile *p, TpThreadState *ts);
+static void	QuiesceThreads(TpSession *s);
 static int	ForkAsyncProc(ClientData cd, Tcl_Interp *interp, int code);
 static int	PollAsyncProc(ClientData cd, Tcl_Interp *interp, int code);
 static int	FindTrampoline(Tcl_Obj **errPtr);
@@ -128,6 +138,7 @@ TpOptionsDefault(
     o->keepNs = 0;
     o->dumpSignal = 0;
     o->dumpFile[0] = '\0';
+    o->allThreads = 1;
 }
 
 /*
@@ -437,6 +448,24 @@ TpSessionStart(
     s->ts = ts;
     TpUnwindWarm();
 
+    ts->sawTcl = 0;
+    ts->threadId = (uintptr_t) pthread_self();
+    {
+	char name[40];
+
+	/*
+	 * The run's own thread runs Tcl by definition: named after its
+	 * Thread package id from the start.
+	 */
+
+	snprintf(name, sizeof(name), "tid%p", (void *) pthread_self());
+	pthread_mutex_lock(&s->lock);
+	TpProfileNameThread(s->profile, ts->tid, name, 1);
+	pthread_mutex_unlock(&s->lock);
+    }
+    s->mainNamed = 1;
+    s->threadsNamed = 0;
+    s->nThreads = 0;
     s->pid = getpid();
     s->thread = pthread_self();
     s->startNs = TpNowNs();
@@ -509,19 +538,66 @@ TpSessionStart(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * QuiesceThreads --
+ *
+ *	The stop protocol for the other threads: none of them takes a
+ *	sample any more, and the handler's table is emptied. In a forked
+ *	child those threads do not exist (one may have been copied in the
+ *	middle of a handler): their states are only turned off.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Clears every other thread's active flag.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+QuiesceThreads(
+    TpSession *s)
+{
+    int i;
+
+    for (i = 0; i < s->nThreads; i++) {
+	if (s->pid == getpid()) {
+	    TpSignalQuiesce(s->threads[i]);
+	} else {
+	    __atomic_store_n(&s->threads[i]->active, 0, __ATOMIC_SEQ_CST);
+	}
+    }
+    TpSignalClearThreads();
+}
+
 static void
 StopLocked(
     TpSession *s)
 {
+    int i;
+
     TpSamplerStop(s->sampler);
     s->sampler = NULL;
     TpSignalQuiesce(s->ts);
+    QuiesceThreads(s);
     pthread_mutex_lock(&s->lock);
     DrainLocked(s);
     s->droppedBase += s->ring.dropped;
     s->missedBase += s->ring.missed + s->ring.pending;
     TpRingFree(&s->ring);
     s->ringLive = 0;
+    for (i = 0; i < s->nThreads; i++) {
+	TpRing *r = &s->threads[i]->ownRing;
+
+	s->droppedBase += r->dropped;
+	s->missedBase += r->missed + r->pending;
+	TpRingFree(r);
+	s->threads[i]->ring = NULL;
+    }
+    s->nThreads = 0;
     if (s->trace != NULL) {
 	TpTraceStop(s->trace, s->profile);
 	s->trace = NULL;
@@ -620,6 +696,8 @@ TpSessionReset(
 	fresh->startEpochUs = s->profile->startEpochUs;
 	TpProfileFree(s->profile);
 	s->profile = fresh;
+	s->mainNamed = 0;		/* The drain names them again. */
+	s->threadsNamed = 0;
     } else {
 	TpProfileFree(s->profile);
 	s->profile = NULL;
@@ -651,6 +729,154 @@ TpSessionReset(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * NameThread --
+ *
+ *	Names a sampled thread in the profile after its Thread package id
+ *	("tid0x...", as thread::id spells it) once it was seen running Tcl
+ *	(the run's own thread from the start), else after its kernel name.
+ *
+ * Results:
+ *	1 once named so (nothing more to do), else 0.
+ *
+ * Side effects:
+ *	May name the thread in p.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+NameThread(
+    TpProfile *p,
+    TpThreadState *ts)
+{
+    char name[40];
+    uintptr_t id = __atomic_load_n(&ts->threadId, __ATOMIC_ACQUIRE);
+
+    if (!ts->foreign) {
+	/* The run's thread: its id was set at start. */
+    } else if (!__atomic_load_n(&ts->sawTcl, __ATOMIC_ACQUIRE) || id == 0) {
+	if (ts->comm[0] != '\0') {
+	    TpProfileNameThread(p, ts->tid, ts->comm, 0);
+	}
+	return 0;
+    }
+    snprintf(name, sizeof(name), "tid%p", (void *) id);
+    TpProfileNameThread(p, ts->tid, name, 1);
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionAddThread --
+ *
+ *	-threads all: the sampler thread found thread tid. Gives it a state
+ *	(a slot of the handler's table), a ring and the unwinder's
+ *	configuration, and publishes it to the handler. Its Tcl stack is
+ *	read in frames mode (trace mode too: a trace can only be made on
+ *	the interp's own thread), from the interp its trampolines run, when
+ *	the trampolines were calibrated; else, and with -mode none, only its
+ *	C stack is sampled.
+ *
+ * Results:
+ *	The state (a new one, or the reused one of a thread that has
+ *	exited), or NULL when no more threads can be sampled.
+ *
+ * Side effects:
+ *	Allocates a ring; names the thread in the profile after its kernel
+ *	name until it is seen running Tcl.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpThreadState *
+TpSessionAddThread(
+    TpSession *s,
+    uint32_t tid)
+{
+    TpThreadState *ts;
+    size_t bytes = (size_t) s->opts.bufferBytes / 8;
+    char path[64], comm[sizeof(ts->comm)];
+    FILE *f;
+    int i;
+
+    pthread_mutex_lock(&s->lock);
+    ts = TpSignalThreadSlot(s->nThreads);
+    if (ts == NULL) {
+	/*
+	 * The table is full: a thread that has exited gives its slot and
+	 * ring to this one, once its last samples are drained (no handler
+	 * can run for it: it is gone, and the handler skips gone slots).
+	 */
+
+	for (i = 0; i < s->nThreads && !s->threads[i]->gone; i++) {
+	}
+	if (i == s->nThreads) {
+	    pthread_mutex_unlock(&s->lock);
+	    return NULL;
+	}
+	DrainLocked(s);
+	ts = s->threads[i];
+	__atomic_store_n(&ts->active, 0, __ATOMIC_SEQ_CST);
+	s->droppedBase += ts->ownRing.dropped;
+	s->missedBase += ts->ownRing.missed + ts->ownRing.pending;
+	ts->ownRing.dropped = ts->ownRing.missed = ts->ownRing.pending = 0;
+	ts->probeSp = ts->stackHi = ts->threadId = 0;
+	ts->sawTcl = 0;
+	ts->comm[0] = '\0';
+	ts->handlerNsMax = ts->handlerNsSum = ts->handled = 0;
+	if (i < 64) {
+	    s->threadsNamed &= ~((uint64_t) 1 << i);
+	}
+    } else {
+	memset(ts, 0, sizeof(*ts));
+	if (bytes < TP_MIN_BUFFER) {
+	    bytes = TP_MIN_BUFFER;
+	}
+	if (TpRingInit(&ts->ownRing, bytes, (uint32_t) s->opts.maxDepth)
+		!= 0) {
+	    pthread_mutex_unlock(&s->lock);
+	    return NULL;
+	}
+	i = -1;
+    }
+    ts->ring = &ts->ownRing;
+    ts->tid = tid;
+    ts->foreign = 1;
+    ts->unwind = tpProcess.tramps;
+    ts->unwind.wantTrampRegs = 1;
+    ts->unwind.unwinder = s->opts.unwinder;
+    ts->unwind.stackHi = 0;
+    ts->mode = (s->mode != TP_MODE_NONE && tpProcess.calibOk
+	    && TpInterpCheck() == NULL) ? TP_MODE_FRAMES : TP_MODE_NONE;
+    if (ts->mode != TP_MODE_FRAMES) {
+	for (i = 0; i < ts->unwind.nSites; i++) {
+	    ts->unwind.sites[i].cb.kind = TP_LOC_NONE;
+	    ts->unwind.sites[i].interp.kind = TP_LOC_NONE;
+	}
+    }
+    snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+    if ((f = fopen(path, "r")) != NULL) {
+	if (fgets(comm, sizeof(comm), f) != NULL) {
+	    comm[strcspn(comm, "\n")] = '\0';
+	    snprintf(ts->comm, sizeof(ts->comm), "%s", comm);
+	    TpProfileNameThread(s->profile, tid, comm, 0);
+	}
+	fclose(f);
+    }
+    if (i < 0) {
+	s->threads[s->nThreads++] = ts;
+	TpSignalAddThread(ts);
+    }
+    __atomic_store_n(&ts->gone, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ts->active, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&s->lock);
+    return ts;
+}
+
 static void
 DrainLocked(
     TpSession *s)
@@ -660,9 +886,26 @@ DrainLocked(
     if (!s->ringLive || s->profile == NULL) {
 	return;
     }
+    int i;
+
     while ((slot = TpRingPeek(&s->ring)) != NULL) {
 	TpMergeSlot(s->profile, &s->ring, slot, &s->unwind);
 	TpRingRelease(&s->ring);
+    }
+    if (!s->mainNamed && s->ts != NULL) {
+	s->mainNamed = NameThread(s->profile, s->ts);
+    }
+    for (i = 0; i < s->nThreads; i++) {
+	TpThreadState *ts = s->threads[i];
+
+	while ((slot = TpRingPeek(ts->ring)) != NULL) {
+	    TpMergeSlot(s->profile, ts->ring, slot, &ts->unwind);
+	    TpRingRelease(ts->ring);
+	}
+	if (i < 64 && !((s->threadsNamed >> i) & 1)
+		&& NameThread(s->profile, ts)) {
+	    s->threadsNamed |= (uint64_t) 1 << i;
+	}
     }
     if (s->opts.keepNs != 0) {
 	uint64_t now = TpNowNs();
@@ -842,6 +1085,163 @@ TpSessionWithWindow(
 /*
  *----------------------------------------------------------------------
  *
+ * TpSessionWithThreads --
+ *
+ *	TpSessionWithWindow for the threads threadObj selects (`profiler
+ *	report -thread`): "merged" (or NULL), "all", a kernel thread id or
+ *	a thread's name as `profiler threads` lists them; without the
+ *	samples of threads waiting if hideIdle (-idle hide).
+ *
+ * Results:
+ *	What fn returns, or TCL_ERROR for an unknown thread.
+ *
+ * Side effects:
+ *	Those of fn.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef struct ThreadsCtx {
+    Tcl_Obj *threadObj;
+    int hideIdle;
+    int (*fn)(Tcl_Interp *, TpProfile *, void *);
+    void *cd;
+} ThreadsCtx;
+
+static int
+ThreadsFn(
+    Tcl_Interp *interp,
+    TpProfile *p,
+    void *cd)
+{
+    ThreadsCtx *x = cd;
+    TpThreadSel sel;
+    TpProfile *w;
+    const char *want = x->threadObj ? Tcl_GetString(x->threadObj) : "merged";
+    uint32_t i;
+    int code, needCopy = 0;
+
+    memset(&sel, 0, sizeof(sel));
+    if (strcmp(want, "merged") == 0) {
+	sel.how = TP_THREADS_MERGED;
+	for (i = 0; i < p->nThreads; i++) {
+	    needCopy |= strncmp(p->threads[i].name, "tid0x", 5) != 0;
+	}
+    } else if (strcmp(want, "all") == 0) {
+	sel.how = TP_THREADS_ALL;
+	needCopy = 1;
+    } else {
+	Tcl_WideInt tid;
+	int found = 0;
+
+	sel.how = TP_THREADS_ONE;
+	needCopy = 1;
+	for (i = 0; i < p->nThreads && !found; i++) {
+	    if (strcmp(p->threads[i].name, want) == 0) {
+		sel.tid = p->threads[i].tid;
+		found = 1;
+	    }
+	}
+	if (!found && Tcl_GetWideIntFromObj(NULL, x->threadObj, &tid)
+		== TCL_OK && tid > 0 && tid <= UINT32_MAX) {
+	    for (i = 0; i < p->nStacks && !found; i++) {
+		found = p->stacks[i].tid == (uint32_t) tid;
+	    }
+	    sel.tid = (uint32_t) tid;
+	}
+	if (!found) {
+	    TpSetError(interp, "VALUE", "THREAD", "bad value \"%s\" for "
+		    "-thread: must be merged, all, or a thread's id or name "
+		    "as profiler threads lists them", want);
+	    return TCL_ERROR;
+	}
+    }
+    sel.hideIdle = x->hideIdle;
+    if (!needCopy && !sel.hideIdle) {
+	return x->fn(interp, p, x->cd);
+    }
+    w = TpProfileThreads(p, &sel);
+    code = x->fn(interp, w, x->cd);
+    TpProfileWindowFree(p, w);
+    return code;
+}
+
+int
+TpSessionWithThreads(
+    Tcl_Interp *interp,
+    uint64_t lastNs,
+    Tcl_Obj *threadObj,
+    int hideIdle,
+    int (*fn)(Tcl_Interp *, TpProfile *, void *),
+    void *cd)
+{
+    ThreadsCtx x;
+
+    x.threadObj = threadObj;
+    x.hideIdle = hideIdle;
+    x.fn = fn;
+    x.cd = cd;
+    return TpSessionWithWindow(interp, lastNs, ThreadsFn, &x);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSessionThreadList --
+ *
+ *	`profiler threads`: {id name samples} for every thread sampled, in
+ *	the order they were first named (the run's own thread first).
+ *
+ * Results:
+ *	TCL_OK; the list is the interp's result.
+ *
+ * Side effects:
+ *	Drains the ring.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ThreadListFn(
+    Tcl_Interp *interp,
+    TpProfile *p,
+    void *cd)
+{
+    Tcl_Obj *list = Tcl_NewObj();
+    uint32_t i, k;
+
+    (void) cd;
+    for (i = 0; i < p->nThreads; i++) {
+	uint64_t n = 0;
+	Tcl_Obj *row[3];
+
+	for (k = 0; k < p->nStacks; k++) {
+	    if (p->stacks[k].tid == p->threads[i].tid) {
+		n += p->stacks[k].count;
+	    }
+	}
+	if (n == 0) {
+	    continue;
+	}
+	row[0] = Tcl_NewWideIntObj((Tcl_WideInt) p->threads[i].tid);
+	row[1] = Tcl_NewStringObj(p->threads[i].name, -1);
+	row[2] = Tcl_NewWideIntObj((Tcl_WideInt) n);
+	Tcl_ListObjAppendElement(NULL, list, Tcl_NewListObj(3, row));
+    }
+    Tcl_SetObjResult(interp, list);
+    return TCL_OK;
+}
+
+int
+TpSessionThreadList(
+    Tcl_Interp *interp)
+{
+    return TpSessionWithWindow(interp, 0, ThreadListFn, NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpSessionStatus --
  *
  *	`profiler status` as a dict.
@@ -889,12 +1289,20 @@ TpSessionStatus(
 	hMax = p->handlerNsMax;
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
+    missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
+    if (s->ringLive) {
+	int i;
+
+	for (i = 0; i < s->nThreads; i++) {
+	    dropped += s->threads[i]->ownRing.dropped;
+	    missed += s->threads[i]->ownRing.missed;
+	}
+    }
     if (s->ringLive) {
 	ringBytes = s->ring.memSize;
 	ringUsed = TpRingUsed(&s->ring);
     }
     profileBytes = TpProfileBytes(p);
-    missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
     elapsed = s->elapsedNs + (s->running ? (s->expiredNs ? s->expiredNs
 	    : TpNowNs()) - s->startNs : 0);
     pthread_mutex_unlock(&s->lock);
@@ -1330,6 +1738,7 @@ TpSessionExitHandler(
 	TpSamplerStop(s->sampler);
 	s->sampler = NULL;
 	TpSignalQuiesce(s->ts);
+	QuiesceThreads(s);
 	TpSignalRestore();
 	s->running = 0;
 	tpProcess.active = NULL;

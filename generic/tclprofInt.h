@@ -104,6 +104,9 @@ TpObjString(
 #define TP_MAX_BUFFER		(1 << 30)
 #define TP_NAME_MAX		200	/* Longest Tcl name copied by the
 					 * handler; longer ones are cut. */
+#define TP_MAX_THREADS		128	/* Threads sampled at once besides
+					 * the one that started the run
+					 * (-threads all); more are ignored. */
 
 /*
  * Location kinds, as reports show them ("kind" key of -format dict).
@@ -200,6 +203,10 @@ typedef struct TpTramp {
     uintptr_t cb;		/* The NRE callback it is running, 0 if
 				 * unknown; read only at a calibrated call
 				 * of a callback, where it is live. */
+    uintptr_t interp;		/* The Interp it runs, read at a calibrated
+				 * call like cb, or 0: how the Tcl stack of
+				 * a thread whose interp tclprof was never
+				 * told about is found. */
 } TpTramp;
 
 #define TP_ROOT_UNKNOWN	((uintptr_t) 1)
@@ -399,7 +406,8 @@ typedef struct TpValueLoc {
 typedef struct TpTrampSite {
     uintptr_t ra;		/* Return address of the callback call. */
     TpValueLoc root;			/* Where rootPtr is at that call... */
-    TpValueLoc cb;			/* ... and the callback being run. */
+    TpValueLoc cb;			/* ... and the callback being run, */
+    TpValueLoc interp;			/* ... and the interp. */
     uintptr_t fnLo, fnHi;	/* The loop's code around the call, in the
 				 * function holding the copy. A frame there
 				 * (between two callbacks, or freeing one)
@@ -668,7 +676,36 @@ struct TpProfile {
     uint64_t firstNs, lastNs;	/* Time of first and last sample. */
     TpCalls *calls; uint32_t nCalls, capCalls;
     TpHash *callIndex;		/* Exact call counts (trace mode). */
+    struct TpThreadName *threads; uint32_t nThreads, capThreads;
+				/* Names of the threads sampled. */
 };
+
+/*
+ * A thread's name: the Thread package's id of it ("tid0x...", the
+ * pthread_t that thread::id spells) once it was seen running Tcl, else
+ * the kernel's name of it (/proc/self/task/TID/comm).
+ */
+
+typedef struct TpThreadName {
+    uint32_t tid;
+    char name[40];
+} TpThreadName;
+
+/*
+ * Which threads a report reads (profiler report -thread): all merged
+ * into one tree (the default), each under a root of its own, or one.
+ */
+
+typedef struct TpThreadSel {
+    int how;			/* TP_THREADS_*. */
+    uint32_t tid;		/* TP_THREADS_ONE: the thread. */
+    int hideIdle;		/* -idle hide: leave out the samples whose
+				 * innermost C function waits (a condition
+				 * variable, select, poll, sleep). */
+} TpThreadSel;
+
+enum { TP_THREADS_MERGED = 0, TP_THREADS_ALL = 1, TP_THREADS_ONE = 2 };
+
 
 MODULE_SCOPE TpProfile *TpProfileNew(void);
 MODULE_SCOPE void	TpProfileFree(TpProfile *p);
@@ -691,6 +728,10 @@ MODULE_SCOPE void	TpProfileTrim(TpProfile *p, uint64_t sinceNs, int force);
 MODULE_SCOPE TpProfile *TpProfileWindow(TpProfile *p, uint64_t sinceNs);
 MODULE_SCOPE void	TpProfileWindowFree(TpProfile *p, TpProfile *w);
 MODULE_SCOPE TpProfile *TpProfileCompact(TpProfile *p, uint64_t sinceNs);
+MODULE_SCOPE void	TpProfileNameThread(TpProfile *p, uint32_t tid,
+			    const char *name, int replace);
+MODULE_SCOPE const char *TpProfileThreadName(const TpProfile *p, uint32_t tid);
+MODULE_SCOPE TpProfile *TpProfileThreads(TpProfile *p, const TpThreadSel *sel);
 
 /*
  * ----------------------------------------------------------------------
@@ -726,6 +767,8 @@ typedef struct TpOptions {
     int dumpSignal;		/* -dumpsignal: on this signal the window
 				 * is saved to dumpFile (0: none). */
     char dumpFile[1024];	/* -dumpfile, native path. */
+    int allThreads;		/* -threads all: every thread of the
+				 * process, not only the calling one. */
 } TpOptions;
 
 typedef struct TpSession TpSession;
@@ -768,6 +811,13 @@ MODULE_SCOPE int	TpSessionSetTick(Tcl_Interp *interp, Tcl_Obj *script,
 
 /* Called by the sampler thread. */
 MODULE_SCOPE void	TpSessionDrain(TpSession *s);
+MODULE_SCOPE struct TpThreadState *TpSessionAddThread(TpSession *s,
+			    uint32_t tid);
+
+MODULE_SCOPE int	TpSessionWithThreads(Tcl_Interp *interp, uint64_t lastNs,
+			    Tcl_Obj *threadObj, int hideIdle,
+			    int (*fn)(Tcl_Interp *, TpProfile *, void *), void *cd);
+MODULE_SCOPE int	TpSessionThreadList(Tcl_Interp *interp);
 MODULE_SCOPE uint64_t	TpSessionSamples(TpSession *s);
 MODULE_SCOPE void	TpSessionExpired(TpSession *s, uint64_t nowNs);
 
@@ -793,6 +843,20 @@ typedef struct TpThreadState {
     TpTraceState *trace;	/* Trace mode's shadow stack. */
     TpUnwindConfig unwind;
     uint32_t tid;
+    int foreign;		/* Found by the sampler (-threads all), not
+				 * the thread that started the run: its
+				 * interp is read from its trampolines. */
+    volatile int gone;		/* The thread has exited (sampler thread
+				 * writes). */
+    volatile uintptr_t probeSp;	/* Handler: a stack pointer of the thread
+				 * while unwind.stackHi is unknown... */
+    volatile uintptr_t stackHi;	/* ... which the sampler thread then finds
+				 * (atomic; 0: not yet, 1: not found). */
+    volatile uintptr_t threadId;	/* Handler: pthread_self() (the Thread
+				 * package's id), 0 until sampled. */
+    volatile int sawTcl;	/* Handler: a sample had Tcl frames. */
+    char comm[16];		/* The kernel's name of a foreign thread. */
+    TpRing ownRing;		/* The ring of a foreign thread. */
     uint64_t handlerNsMax;	/* Handler-written statistics. */
     uint64_t handlerNsSum;
     uint64_t handled;
@@ -800,6 +864,9 @@ typedef struct TpThreadState {
 
 MODULE_SCOPE TpThreadState *TpThreadStateGet(void);	/* Creates it. */
 MODULE_SCOPE int	TpSignalInstall(Tcl_Obj **errPtr);
+MODULE_SCOPE TpThreadState *TpSignalThreadSlot(int i);
+MODULE_SCOPE int	TpSignalAddThread(TpThreadState *ts);
+MODULE_SCOPE void	TpSignalClearThreads(void);
 MODULE_SCOPE void	TpSignalRestore(void);
 MODULE_SCOPE void	TpSignalQuiesce(TpThreadState *ts);
 MODULE_SCOPE int	TpDumpSignalInstall(int signo, Tcl_Obj **errPtr);

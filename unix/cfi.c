@@ -1565,6 +1565,11 @@ TpCfiUnwind(
 		if (tramps[nTramp].cb == TP_ROOT_UNKNOWN) {
 		    tramps[nTramp].cb = 0;
 		}
+		tramps[nTramp].interp = !sure ? 0
+			: ReadLoc(&site->interp, regs, sp, lo, hi);
+		if (tramps[nTramp].interp == TP_ROOT_UNKNOWN) {
+		    tramps[nTramp].interp = 0;
+		}
 	    }
 	    nTramp++;
 	}

@@ -14,6 +14,16 @@
  *	to that thread (SIGEV_THREAD_ID). Only the thread's running time is
  *	sampled.
  *
+ *	-threads all: the sampler thread also looks for the
+ *	process's other threads in /proc/self/task every TP_SCAN_NS (so
+ *	threads made after start are found within that), gives each a ring
+ *	of its own through the session, and sends each its SIGPROF with
+ *	tgkill at every tick (-clock cpu: a timer on that thread's CPU
+ *	clock, delivered to it). A thread that has exited (ESRCH, or gone
+ *	from /proc) is no longer signalled; its samples stay. Such a thread's stack range is not
+ *	known to anyone: its first signal records an address on it, and the
+ *	sampler thread looks that address up in /proc/self/maps.
+ *
  *	In both cases the sampler thread also drains the ring every few
  *	milliseconds, so the ring only has to absorb the drain's latency.
  *	It blocks every signal, so no handler ever runs on it.
@@ -33,9 +43,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #define TP_DRAIN_NS	(5 * 1000 * 1000)	/* Drain period. */
+#define TP_SCAN_NS	(10 * 1000 * 1000)	/* -threads all: how often
+						 * new threads are looked
+						 * for. */
 
 struct TpSampler {
     pthread_t thread;		/* The sampler thread. */
@@ -57,6 +73,14 @@ struct TpSampler {
     uint64_t counted;		/* Thread: the last deadline it counted (or
 				 * passed over, paused or expired). */
     int expired;		/* Thread: -duration has ended sampling. */
+    int allThreads;		/* -threads all. */
+    uint32_t ownTid;		/* The sampler thread's kernel id. */
+    TpThreadState *threads[TP_MAX_THREADS];
+    int nThreads;		/* The other threads found (sampler thread
+				 * only). */
+    timer_t timers[TP_MAX_THREADS];	/* -clock cpu: each one's CPU clock
+				 * timer, if haveTimers[i]. */
+    char haveTimers[TP_MAX_THREADS];
 };
 
 /*
@@ -70,6 +94,10 @@ static struct {
 } forkState = { PTHREAD_ONCE_INIT, 0, {{0}} };
 
 static void *SamplerMain(void *arg);
+static void ScanThreads(TpSampler *sp);
+static void FindStacks(TpSampler *sp);
+static void SignalThreads(TpSampler *sp, uint64_t ticks);
+static void ThreadTimer(TpSampler *sp, int i);
 static void ForkPrepare(void);
 static void ForkParent(void);
 static void ForkChild(void);
@@ -120,6 +148,7 @@ TpSamplerStart(
     sp->pid = getpid();
     sp->durationNs = o->durationNs;
     sp->progress = o->progress && isatty(2);
+    sp->allThreads = o->allThreads;
 
     if (o->clock == TP_CLOCK_CPU) {
 	struct sigevent sev;
@@ -186,17 +215,25 @@ void
 TpSamplerStop(
     TpSampler *sp)
 {
+    uint64_t stopNs = TpNowNs();
+
     if (sp == NULL) {
 	return;
     }
-    uint64_t stopNs = TpNowNs();
 
     if (sp->haveTimer) {
 	timer_delete(sp->timer);
     }
     if (sp->pid == getpid()) {
+	int i;
+
 	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(sp->thread, NULL);
+	for (i = 0; i < sp->nThreads; i++) {
+	    if (sp->haveTimers[i]) {
+		timer_delete(sp->timers[i]);
+	    }
+	}
 
 	/*
 	 * The deadlines the thread did not wake for before the stop (it was
@@ -242,11 +279,13 @@ SamplerMain(
 {
     TpSampler *sp = arg;
     struct timespec ts;
-    uint64_t next, now, lastDrain, lastProgress, start;
+    uint64_t next, now, lastDrain, lastProgress, start, lastScan = 0;
     uint64_t sleepNs = sp->clock == TP_CLOCK_WALL ? sp->periodNs : TP_DRAIN_NS;
     int expired = 0;
 
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    prctl(PR_SET_NAME, (unsigned long) "tclprof", 0, 0, 0);
+    sp->ownTid = TpGetTid();
 
     /*
      * The schedule starts when start began, not when this thread first
@@ -284,6 +323,22 @@ SamplerMain(
 	    }
 	    __atomic_add_fetch(&sp->ring->pending, ticks, __ATOMIC_ACQ_REL);
 	    pthread_kill(sp->target, SIGPROF);
+	    if (sp->allThreads) {
+		if (now - lastScan >= TP_SCAN_NS) {
+		    ScanThreads(sp);
+		    lastScan = now;
+		}
+		FindStacks(sp);
+		SignalThreads(sp, ticks);
+	    }
+	}
+
+	if (sp->clock == TP_CLOCK_CPU && sp->allThreads && !expired
+		&& now - lastScan >= TP_SCAN_NS
+		&& !__atomic_load_n(&forkState.paused, __ATOMIC_ACQUIRE)) {
+	    ScanThreads(sp);
+	    FindStacks(sp);
+	    lastScan = now;
 	}
 
 	/*
@@ -296,9 +351,15 @@ SamplerMain(
 	    expired = 1;
 	    if (sp->haveTimer) {
 		struct itimerspec off;
+		int i;
 
 		memset(&off, 0, sizeof(off));
 		timer_settime(sp->timer, 0, &off, NULL);
+		for (i = 0; i < sp->nThreads; i++) {
+		    if (sp->haveTimers[i]) {
+			timer_settime(sp->timers[i], 0, &off, NULL);
+		    }
+		}
 	    }
 	    TpSessionExpired(sp->session, now);
 	    sp->expired = 1;
@@ -333,6 +394,230 @@ SamplerMain(
 	}
     }
     return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ScanThreads --
+ *
+ *	-threads all: registers with the session every thread of the
+ *	process not known yet (neither the sampled one, nor this one, nor
+ *	one found before and still alive).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May add threads to the session and to sp->threads.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ScanThreads(
+    TpSampler *sp)
+{
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *de;
+    char seen[TP_MAX_THREADS];
+    int i, complete = 1;
+
+    if (dir == NULL) {
+	return;
+    }
+    memset(seen, 0, sizeof(seen));
+    while ((de = readdir(dir)) != NULL) {
+	char *end;
+	unsigned long tid = strtoul(de->d_name, &end, 10);
+	TpThreadState *ts;
+
+	if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end != '\0'
+		|| tid == sp->targetTid || tid == sp->ownTid) {
+	    continue;
+	}
+	for (i = 0; i < sp->nThreads; i++) {
+	    if (sp->threads[i]->tid == tid && !sp->threads[i]->gone) {
+		break;
+	    }
+	}
+	if (i < sp->nThreads) {
+	    seen[i] = 1;
+	    continue;
+	}
+	ts = TpSessionAddThread(sp->session, (uint32_t) tid);
+	if (ts == NULL) {
+	    complete = 0;
+	    break;
+	}
+	for (i = 0; i < sp->nThreads && sp->threads[i] != ts; i++) {
+	}
+	if (i == sp->nThreads) {
+	    sp->threads[sp->nThreads++] = ts;	/* Not a reused one. */
+	    sp->haveTimers[i] = 0;
+	}
+	seen[i] = 1;
+	if (sp->clock == TP_CLOCK_CPU) {
+	    ThreadTimer(sp, i);
+	}
+    }
+    closedir(dir);
+
+    /*
+     * Threads no longer listed have exited (on the wall clock tgkill
+     * tells at once; a CPU timer just stops).
+     */
+
+    for (i = 0; complete && i < sp->nThreads; i++) {
+	if (!seen[i] && !sp->threads[i]->gone) {
+	    __atomic_store_n(&sp->threads[i]->gone, 1, __ATOMIC_RELEASE);
+	    if (sp->haveTimers[i]) {
+		timer_delete(sp->timers[i]);
+		sp->haveTimers[i] = 0;
+	    }
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ThreadTimer --
+ *
+ *	-clock cpu: (re)arms the CPU-time timer of sp->threads[i], on that
+ *	thread's CPU clock and delivered to it (the clock id of another
+ *	thread is built the way the kernel defines it: pthread_getcpuclockid
+ *	needs a pthread_t, which a thread found in /proc does not give). A
+ *	thread whose clock cannot be had is left unsampled.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Creates a timer (deleting the one of a thread whose slot this is).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+ThreadTimer(
+    TpSampler *sp,
+    int i)
+{
+    TpThreadState *ts = sp->threads[i];
+    clockid_t clock = (clockid_t) ((~(unsigned) ts->tid) << 3) | 6;
+				/* CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD. */
+    struct sigevent sev;
+    struct itimerspec its;
+
+    if (sp->haveTimers[i]) {
+	timer_delete(sp->timers[i]);
+	sp->haveTimers[i] = 0;
+    }
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = (pid_t) ts->tid;
+    if (timer_create(clock, &sev, &sp->timers[i]) != 0) {
+	return;
+    }
+    sp->haveTimers[i] = 1;
+    memset(&its, 0, sizeof(its));
+    its.it_interval.tv_sec = (time_t) (sp->periodNs / 1000000000u);
+    its.it_interval.tv_nsec = (long) (sp->periodNs % 1000000000u);
+    its.it_value = its.it_interval;
+    timer_settime(sp->timers[i], 0, &its, NULL);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FindStacks --
+ *
+ *	For each thread whose handler left an address on its stack, the
+ *	end of the mapping that holds it (/proc/self/maps): the bound of
+ *	the unwinder's stack reads on that thread.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sets ts->stackHi (1: not found, unwind without a bound check).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+FindStacks(
+    TpSampler *sp)
+{
+    FILE *f = NULL;
+    char line[512];
+    int i;
+
+    for (i = 0; i < sp->nThreads; i++) {
+	TpThreadState *ts = sp->threads[i];
+	uintptr_t probe = __atomic_load_n(&ts->probeSp, __ATOMIC_ACQUIRE);
+	uintptr_t found = 1;
+
+	if (probe == 0 || __atomic_load_n(&ts->stackHi, __ATOMIC_ACQUIRE)) {
+	    continue;
+	}
+	if (f == NULL && (f = fopen("/proc/self/maps", "r")) == NULL) {
+	    return;
+	}
+	rewind(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+	    unsigned long lo, hi;
+
+	    if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && probe >= lo
+		    && probe < hi) {
+		found = hi;
+		break;
+	    }
+	}
+	__atomic_store_n(&ts->stackHi, found, __ATOMIC_RELEASE);
+    }
+    if (f != NULL) {
+	fclose(f);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SignalThreads --
+ *
+ *	Sends this tick's SIGPROF to every other thread found and alive.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Signals; marks the threads that have exited.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+SignalThreads(
+    TpSampler *sp,
+    uint64_t ticks)
+{
+    int i;
+
+    for (i = 0; i < sp->nThreads; i++) {
+	TpThreadState *ts = sp->threads[i];
+
+	if (ts->gone) {
+	    continue;
+	}
+	__atomic_add_fetch(&ts->ring->pending, ticks, __ATOMIC_ACQ_REL);
+	if (syscall(SYS_tgkill, (long) sp->pid, (long) ts->tid, SIGPROF) != 0
+		&& errno == ESRCH) {
+	    __atomic_store_n(&ts->gone, 1, __ATOMIC_RELEASE);
+	}
+    }
 }
 
 /*

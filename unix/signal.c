@@ -15,6 +15,12 @@
  *     never waits for the drain.
  *   - Stop protocol: the owner clears ts->active, makes sure no handler
  *     runs (TpSignalQuiesce), and only then touches the ring or the trace.
+ *   - A thread other than the one that started the run (-threads all)
+ *     has no state of its own in TLS: the handler finds it by kernel
+ *     thread id in a table the sampler thread appends to (a store of the
+ *     entry, then a release store of the count). The states it points to
+ *     are never freed, only reused by later runs once quiesced, so a
+ *     handler that read a stale entry finds it inactive.
  *
  *	The handler is installed with SA_RESTART (DESIGN.md: without it a
  *	blocking socket read fails with "interrupted system call" within a
@@ -49,6 +55,18 @@ static struct {
     int installed;		/* Our handler is the current one. */
     struct sigaction previous;	/* Disposition to restore. */
 } signalState;
+
+/*
+ * The other threads' states (-threads all). The sampler thread (holding
+ * the session lock) fills slots and appends them to list; the handler
+ * reads list up to n. Cleared by the session after quiescing every one.
+ */
+
+static struct {
+    TpThreadState slots[TP_MAX_THREADS];	/* Reused, never freed. */
+    TpThreadState *list[TP_MAX_THREADS];
+    int n;				/* Entries of list published. */
+} sigThreads;
 
 static void ProfHandler(int sig, siginfo_t *info, void *ucontext);
 
@@ -86,6 +104,127 @@ TpThreadStateGet(void)
 /*
  *----------------------------------------------------------------------
  *
+ * TpSignalThreadSlot, TpSignalAddThread, TpSignalClearThreads --
+ *
+ *	The table of other threads' states: slot i to fill (its previous
+ *	run must be quiesced), publishing a filled one to the handler, and
+ *	emptying the table once every state in it is quiesced.
+ *
+ * Results:
+ *	TpSignalThreadSlot: the slot, or NULL past the table's end.
+ *	TpSignalAddThread: 1, or 0 if the table is full.
+ *
+ * Side effects:
+ *	Change the table the handler reads.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpThreadState *
+TpSignalThreadSlot(
+    int i)
+{
+    return (i >= 0 && i < TP_MAX_THREADS) ? &sigThreads.slots[i] : NULL;
+}
+
+int
+TpSignalAddThread(
+    TpThreadState *ts)
+{
+    int n = __atomic_load_n(&sigThreads.n, __ATOMIC_ACQUIRE);
+
+    if (n >= TP_MAX_THREADS) {
+	return 0;
+    }
+    sigThreads.list[n] = ts;
+    __atomic_store_n(&sigThreads.n, n + 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+void
+TpSignalClearThreads(void)
+{
+    __atomic_store_n(&sigThreads.n, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FindThread --
+ *
+ *	The state of the calling thread in the table of other threads.
+ *
+ * Results:
+ *	The state, or NULL.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	Safe: one system call (gettid) and loads.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TpThreadState *
+FindThread(void)
+{
+    int n = __atomic_load_n(&sigThreads.n, __ATOMIC_ACQUIRE), i;
+    uint32_t tid = TpGetTid();
+
+    for (i = n - 1; i >= 0; i--) {
+	TpThreadState *ts = sigThreads.list[i];
+
+	if (ts->tid == tid && !ts->gone) {
+	    return ts;
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ForeignInterp --
+ *
+ *	The interp whose Tcl stack a foreign thread's sample shows: the one
+ *	its outermost trampoline runs, read at a calibrated callback call
+ *	where it is live (the interp cannot be deleted under its own
+ *	evaluation). ActiveInterps (interp.c) adds its evaluating children.
+ *
+ * Results:
+ *	The interp, or NULL if no trampoline said.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety:
+ *	Safe: reads the slot.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static Tcl_Interp *
+ForeignInterp(
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    TpTramp *tramps = TpSlotTramps(ring, slot);
+    int i;
+
+    for (i = (int) slot->nTramp - 1; i >= 0; i--) {
+	uintptr_t ip = tramps[i].interp;
+
+	if (ip >= 4096 && (ip & (sizeof(void *) - 1)) == 0) {
+	    return (Tcl_Interp *) ip;
+	}
+    }
+    return NULL;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ProfHandler --
  *
  *	The SIGPROF handler: takes one sample of the current thread into
@@ -116,6 +255,9 @@ ProfHandler(
     uint64_t t0, dt;
 
     (void) sig;
+    if (ts == NULL || !__atomic_load_n(&ts->active, __ATOMIC_ACQUIRE)) {
+	ts = FindThread();
+    }
     if (ts == NULL || !__atomic_load_n(&ts->active, __ATOMIC_ACQUIRE)
 	    || ts->inHandler) {
 	errno = savedErrno;
@@ -124,6 +266,27 @@ ProfHandler(
     __atomic_store_n(&ts->inHandler, 1, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&ts->active, __ATOMIC_SEQ_CST)) {
 	goto done;
+    }
+    ts->threadId = (uintptr_t) pthread_self();
+    if (ts->foreign && ts->unwind.stackHi == 0) {
+	uintptr_t hi = __atomic_load_n(&ts->stackHi, __ATOMIC_ACQUIRE);
+
+	/*
+	 * Where this thread's stack ends is not known yet: the sampler
+	 * thread finds the mapping holding the address given here (the
+	 * handler runs on the thread's own stack). This tick is missed.
+	 */
+
+	if (hi == 0) {
+	    volatile char here = 0;
+
+	    __atomic_store_n(&ts->probeSp, (uintptr_t) &here,
+		    __ATOMIC_RELEASE);
+	    __atomic_exchange_n(&ts->ring->pending, 0, __ATOMIC_ACQ_REL);
+	    ts->ring->missed++;
+	    goto done;
+	}
+	ts->unwind.stackHi = hi > 1 ? hi : 0;
     }
     t0 = TpNowNs();
     slot = TpRingReserve(ts->ring);
@@ -152,9 +315,20 @@ ProfHandler(
 	}
 	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
 	if (ts->mode == TP_MODE_FRAMES) {
-	    TpInterpCapture(ts->interp, ts->ring, slot);
+	    Tcl_Interp *interp = ts->foreign ? ForeignInterp(ts->ring, slot)
+		    : ts->interp;
+
+	    if (interp != NULL) {
+		TpInterpCapture(interp, ts->ring, slot);
+	    } else {
+		slot->nTcl = 0;
+		slot->flags |= TP_SLOT_NOTCL;
+	    }
 	} else if (ts->mode == TP_MODE_TRACE && ts->trace != NULL) {
 	    TpTraceCapture(ts->trace, ts->interp, ts->ring, slot);
+	}
+	if (slot->nTcl > 0 && !ts->sawTcl) {
+	    ts->sawTcl = 1;
 	}
 	dt = TpNowNs() - t0;
 	slot->handlerNs = (uint32_t) (dt > UINT32_MAX ? UINT32_MAX : dt);
@@ -227,9 +401,9 @@ TpSignalInstall(
  * TpSignalRestore --
  *
  *	Puts back the SIGPROF disposition found at install time. A SIGPROF
- *	already sent to this thread but not yet delivered is consumed first:
- *	delivered after the restore, the default action would kill the
- *	process.
+ *	already sent but not yet delivered, to this thread or another, is
+ *	consumed or discarded first: delivered after the restore, the
+ *	default action would kill the process.
  *
  * Results:
  *	None.
@@ -245,6 +419,7 @@ TpSignalRestore(void)
 {
     sigset_t set, old, pending;
     struct timespec zero = {0, 0};
+    struct sigaction ign;
 
     if (!signalState.installed) {
 	return;
@@ -257,6 +432,19 @@ TpSignalRestore(void)
 	    break;
 	}
     }
+    /*
+     * Other threads (-threads all) may have a SIGPROF pending too, sent
+     * before the sampler thread stopped and not delivered yet (a thread
+     * not scheduled since). They cannot be consumed from here; setting
+     * the disposition to SIG_IGN discards every pending SIGPROF of every
+     * thread (POSIX; Linux flushes each thread's queue), after which the
+     * previous disposition is safe to put back.
+     */
+
+    memset(&ign, 0, sizeof(ign));
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPROF, &ign, NULL);
     sigaction(SIGPROF, &signalState.previous, NULL);
     signalState.installed = 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

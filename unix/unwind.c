@@ -286,6 +286,7 @@ LibunwindUnwind(
 		tramps[nTramp].sp = 0;
 		tramps[nTramp].root = TP_ROOT_UNKNOWN;
 		tramps[nTramp].cb = 0;
+		tramps[nTramp].interp = 0;
 	    }
 	    if (sure && site->cb.kind != TP_LOC_NONE) {
 		wantCb = 1;
@@ -440,6 +441,11 @@ CursorUnwind(
 		    &site->cb, tramps[nTramp].sp, lo, cfg->stackHi);
 	    if (tramps[nTramp].cb == TP_ROOT_UNKNOWN) {
 		tramps[nTramp].cb = 0;
+	    }
+	    tramps[nTramp].interp = !sure ? 0 : CursorLoc(&cursor,
+		    &site->interp, tramps[nTramp].sp, lo, cfg->stackHi);
+	    if (tramps[nTramp].interp == TP_ROOT_UNKNOWN) {
+		tramps[nTramp].interp = 0;
 	    }
 	    nTramp++;
 	}

@@ -21,7 +21,9 @@
 #include <tcl.h>
 #include <tclOO.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -796,6 +798,98 @@ CMethodCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * CThreadBurnMain, CThreadTclMain, CThreadsCmd --
+ *
+ *	tphelper::cthreads ms script: two threads of C's own, not the
+ *	Thread package's, both joined before the command returns. One only
+ *	burns ms of its CPU time in BurnLoop (a thread that runs no Tcl);
+ *	the other creates an interp of its own and evaluates script in it
+ *	(a C extension's thread calling into Tcl, never told about
+ *	tclprof).
+ *
+ * Results:
+ *	The second thread's script result; an error if a thread cannot be
+ *	started or the script fails.
+ *
+ * Side effects:
+ *	Runs two threads.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef struct CThreadArgs {
+    int ms;
+    char *script;		/* malloc'ed copy. */
+    char *result;		/* malloc'ed by the thread. */
+    int code;
+} CThreadArgs;
+
+static NOINLINE void *
+CThreadBurnMain(
+    void *arg)
+{
+    CThreadArgs *a = arg;
+
+    BurnLoop(a->ms);
+    return NULL;
+}
+
+static NOINLINE void *
+CThreadTclMain(
+    void *arg)
+{
+    CThreadArgs *a = arg;
+    Tcl_Interp *interp = Tcl_CreateInterp();
+
+    a->code = Tcl_EvalEx(interp, a->script, -1, TCL_EVAL_GLOBAL);
+    a->result = strdup(Tcl_GetStringResult(interp));
+    Tcl_DeleteInterp(interp);
+    Tcl_FinalizeThread();
+    return NULL;
+}
+
+static int
+CThreadsCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    CThreadArgs a;
+    pthread_t burner, caller;
+
+    (void) cd;
+    if (objc != 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "ms script");
+	return TCL_ERROR;
+    }
+    memset(&a, 0, sizeof(a));
+    if (GetMs(interp, objv[1], &a.ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    a.script = strdup(Tcl_GetString(objv[2]));
+    if (pthread_create(&burner, NULL, CThreadBurnMain, &a) != 0) {
+	free(a.script);
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("cannot start a thread", -1));
+	return TCL_ERROR;
+    }
+    if (pthread_create(&caller, NULL, CThreadTclMain, &a) != 0) {
+	pthread_join(burner, NULL);
+	free(a.script);
+	Tcl_SetObjResult(interp, Tcl_NewStringObj("cannot start a thread", -1));
+	return TCL_ERROR;
+    }
+    pthread_join(burner, NULL);
+    pthread_join(caller, NULL);
+    free(a.script);
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(a.result ? a.result : "", -1));
+    free(a.result);
+    return a.code == TCL_OK ? TCL_OK : TCL_ERROR;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * Tphelper_Init --
  *
  *	Creates the tphelper::* commands and provides package tphelper.
@@ -827,6 +921,7 @@ Tphelper_Init(
 	{"::tphelper::fork",	ForkCmd},
 	{"::tphelper::sigprof",	SigprofCmd},
 	{"::tphelper::direct",	DirectCmd},
+	{"::tphelper::cthreads",	CThreadsCmd},
 	{NULL, NULL}
     };
     int i;

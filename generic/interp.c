@@ -3006,7 +3006,10 @@ TpInterpCommandProcs(
 
 static const int calibRegs[] = {
     UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12, UNW_X86_64_R13,
-    UNW_X86_64_R14, UNW_X86_64_R15
+    UNW_X86_64_R14, UNW_X86_64_R15,
+#ifdef _WIN32
+    UNW_X86_64_RSI, UNW_X86_64_RDI	/* Callee-saved in the Windows ABI. */
+#endif
 };
 #define NREGS ((int) (sizeof(calibRegs) / sizeof(int)))
 #define CALIB_FRAMES	64	/* Frames unwound by the inner command. */

@@ -518,10 +518,11 @@ StackBounds(
     uintptr_t *lo,
     uintptr_t *hi)
 {
-    NT_TIB *tib = (NT_TIB *) NtCurrentTeb();
+    ULONG_PTR l, h;
 
-    *lo = (uintptr_t) tib->StackLimit;
-    *hi = (uintptr_t) tib->StackBase;
+    GetCurrentThreadStackLimits(&l, &h);
+    *lo = (uintptr_t) l;
+    *hi = (uintptr_t) h;
 }
 
 __attribute__((noinline)) int

@@ -262,7 +262,10 @@ TpCfiAtFork(
 uintptr_t
 TpCfiStackTop(void)
 {
-    return (uintptr_t) ((NT_TIB *) NtCurrentTeb())->StackBase;
+    ULONG_PTR lo, hi;
+
+    GetCurrentThreadStackLimits(&lo, &hi);
+    return (uintptr_t) hi;
 }
 
 int

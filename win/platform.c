@@ -73,8 +73,9 @@ struct TpSampler {
     TpClock clock;
     uint64_t durationNs;
     int stop;			/* Set by TpSamplerStop (atomic). */
-    ULONG64 lastCycles;		/* -clock cpu: target's cycles at the last
-				 * tick. */
+    uint64_t cpuCredit;		/* -clock cpu: the target's CPU time (ns)
+				 * not yet given to a sample. */
+    uint64_t lastCpu;		/* Its CPU time at the last tick. */
     ModList modList;
 };
 
@@ -481,7 +482,8 @@ TpUnwindSignal(
 
 static void
 TakeSample(
-    TpSampler *sp)
+    TpSampler *sp,
+    uint32_t weight)
 {
     TpThreadState *ts = sp->ts;
     CONTEXT ctx;
@@ -515,7 +517,7 @@ TakeSample(
 	slot->timeNs = t0;
 	slot->tid = ts->tid;
 	slot->mode = (uint16_t) ts->mode;
-	slot->weight = 1;
+	slot->weight = weight;
 	w = __atomic_exchange_n(&ts->ring->pending, 0, __ATOMIC_ACQ_REL);
 	if (w > 1) {
 	    ts->ring->missed += w - 1;
@@ -542,6 +544,35 @@ TakeSample(
     if (sp->modList.missed) {
 	ScanModules(&sp->modList);	/* A library loaded since. */
     }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ThreadCpuNs --
+ *
+ *	A thread's CPU time, user and kernel.
+ *
+ * Results:
+ *	Nanoseconds (0 if unknown).
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint64_t
+ThreadCpuNs(
+    HANDLE thread)
+{
+    FILETIME c, e, k, u;
+
+    if (!GetThreadTimes(thread, &c, &e, &k, &u)) {
+	return 0;
+    }
+    return ((((uint64_t) k.dwHighDateTime << 32) | k.dwLowDateTime)
+	    + (((uint64_t) u.dwHighDateTime << 32) | u.dwLowDateTime)) * 100;
 }
 
 /*
@@ -588,19 +619,27 @@ SamplerMain(
 	}
 	now = TpNowNs();
 	if (!expired && !__atomic_load_n(&paused, __ATOMIC_ACQUIRE)) {
-	    int take = 1;
-
 	    if (sp->clock == TP_CLOCK_CPU) {
-		ULONG64 cycles = 0;
+		/*
+		 * The thread's CPU time advances by the scheduler's tick
+		 * (10-16 ms): a sample when at least one interval of it
+		 * accrued, weighing the intervals it stands for (as the
+		 * Unix CPU timer's overruns do).
+		 */
 
-		QueryThreadCycleTime(sp->target, &cycles);
-		take = cycles != sp->lastCycles;
-		sp->lastCycles = cycles;
+		uint64_t cpu = ThreadCpuNs(sp->target);
+
+		sp->cpuCredit += cpu > sp->lastCpu ? cpu - sp->lastCpu : 0;
+		sp->lastCpu = cpu;
+		if (sp->cpuCredit >= sp->periodNs) {
+		    uint64_t n = sp->cpuCredit / sp->periodNs;
+
+		    sp->cpuCredit -= n * sp->periodNs;
+		    TakeSample(sp, (uint32_t) (n > UINT32_MAX ? UINT32_MAX : n));
+		}
 	    } else {
 		__atomic_add_fetch(&sp->ring->pending, 1, __ATOMIC_ACQ_REL);
-	    }
-	    if (take) {
-		TakeSample(sp);
+		TakeSample(sp, 1);
 	    }
 	}
 	if (sp->durationNs != 0 && !expired && now - start >= sp->durationNs) {
@@ -671,7 +710,7 @@ TpSamplerStart(
 	return NULL;
     }
     if (sp->clock == TP_CLOCK_CPU) {
-	QueryThreadCycleTime(sp->target, &sp->lastCycles);
+	sp->lastCpu = ThreadCpuNs(sp->target);
     }
     sp->startNs = TpNowNs();
     err = pthread_create(&sp->thread, NULL, SamplerMain, sp);

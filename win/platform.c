@@ -549,6 +549,49 @@ TakeSample(
 /*
  *----------------------------------------------------------------------
  *
+ * SleepNs --
+ *
+ *	Sleeps for about ns nanoseconds: NtDelayExecution, whose unit is
+ *	100 ns (Sleep's is 1 ms, which at the default 999 us interval
+ *	would lose about one tick in six). Windows rounds it to the timer
+ *	resolution, 1 ms after timeBeginPeriod(1); wine keeps it finer.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Sleeps.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef LONG (NTAPI *NtDelayExecutionProc)(BOOLEAN alertable,
+	PLARGE_INTEGER interval);
+
+static void
+SleepNs(
+    uint64_t ns)
+{
+    static NtDelayExecutionProc delay;	/* Found once; a pointer store is
+					 * atomic, any thread finds the same
+					 * value. */
+    LARGE_INTEGER interval;
+
+    if (delay == NULL) {
+	delay = (NtDelayExecutionProc) (void (*)(void)) GetProcAddress(
+		GetModuleHandleA("ntdll.dll"), "NtDelayExecution");
+    }
+    if (delay == NULL) {
+	Sleep((DWORD) (ns / 1000000u));
+	return;
+    }
+    interval.QuadPart = -(LONGLONG) (ns / 100u);	/* Relative. */
+    delay(FALSE, &interval);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ThreadCpuNs --
  *
  *	A thread's CPU time, user and kernel.
@@ -607,17 +650,27 @@ SamplerMain(
     start = next = sp->startNs;
     lastDrain = TpNowNs();
     while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+	uint64_t ticks = 1;
+
 	next += sp->periodNs;
 	now = TpNowNs();
 	if (next > now) {
-	    DWORD ms = (DWORD) ((next - now) / 1000000u);
-
-	    Sleep(ms);		/* 0: yields; the interval is at best 1 ms. */
+	    SleepNs(next - now);
 	}
 	if (__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	    break;
 	}
 	now = TpNowNs();
+
+	/*
+	 * Woken late: the deadlines passed since are ticks too, counted
+	 * as missed by the sample that takes them (as on Unix).
+	 */
+
+	if (now > next + sp->periodNs) {
+	    ticks += (now - next) / sp->periodNs;
+	    next += (ticks - 1) * sp->periodNs;
+	}
 	if (!expired && !__atomic_load_n(&paused, __ATOMIC_ACQUIRE)) {
 	    if (sp->clock == TP_CLOCK_CPU) {
 		/*
@@ -638,7 +691,7 @@ SamplerMain(
 		    TakeSample(sp, (uint32_t) (n > UINT32_MAX ? UINT32_MAX : n));
 		}
 	    } else {
-		__atomic_add_fetch(&sp->ring->pending, 1, __ATOMIC_ACQ_REL);
+		__atomic_add_fetch(&sp->ring->pending, ticks, __ATOMIC_ACQ_REL);
 		TakeSample(sp, 1);
 	    }
 	}

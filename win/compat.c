@@ -16,6 +16,7 @@
 #include <libunwind.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,18 @@ TpCompatSyscall(
     long number)
 {
     return number == SYS_gettid ? (long) GetCurrentThreadId() : -1;
+}
+
+int
+TpCompatRename(
+    const char *from,
+    const char *to)
+{
+    if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING)) {
+	return 0;
+    }
+    errno = GetLastError() == ERROR_ACCESS_DENIED ? EACCES : EIO;
+    return -1;
 }
 
 struct tm *

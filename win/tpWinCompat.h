@@ -95,6 +95,15 @@ int	TpCompatGethostname(char *name, int namelen);
 #define gethostname		TpCompatGethostname
 #define pipe(fds)		_pipe((fds), 65536, _O_BINARY)
 
+/*
+ * rename over an existing file: POSIX replaces it (save.c's temporary
+ * file renamed over the target), the C runtime refuses (EEXIST).
+ */
+
+#include <stdio.h>
+MODULE_SCOPE int	TpCompatRename(const char *from, const char *to);
+#define rename(from, to)	TpCompatRename((from), (to))
+
 #ifndef S_ISDIR
 #  define S_ISDIR(m) (((m) & S_IFMT) == S_IFDIR)
 #endif

@@ -434,6 +434,10 @@ TpCompatIteratePhdr(
  * ----------------------------------------------------------------------
  */
 
+_Static_assert(sizeof(unw_context_t) >= sizeof(CONTEXT)
+	&& _Alignof(unw_context_t) >= _Alignof(CONTEXT),
+	"unw_context_t must hold a CONTEXT");
+
 uint64_t *
 TpCompatContextReg(
     void *context,

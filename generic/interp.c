@@ -3774,7 +3774,7 @@ TpLocFormat(
     size_t size)
 {
     static const char *const names[16] = {
-	NULL, NULL, NULL, "rbx", NULL, NULL, "rbp", NULL,
+	NULL, NULL, NULL, "rbx", "rsi", "rdi", "rbp", NULL,
 	NULL, NULL, NULL, NULL, "r12", "r13", "r14", "r15"
     };
 

@@ -3040,7 +3040,10 @@ TpInterpCommandProcs(
 
 static const int calibRegs[] = {
     UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12, UNW_X86_64_R13,
-    UNW_X86_64_R14, UNW_X86_64_R15
+    UNW_X86_64_R14, UNW_X86_64_R15,
+#ifdef _WIN32
+    UNW_X86_64_RSI, UNW_X86_64_RDI	/* Callee-saved in the Windows ABI. */
+#endif
 };
 #define NREGS ((int) (sizeof(calibRegs) / sizeof(int)))
 #define CALIB_FRAMES	64	/* Frames unwound by the inner command. */
@@ -3826,7 +3829,7 @@ TpLocFormat(
     size_t size)
 {
     static const char *const names[16] = {
-	NULL, NULL, NULL, "rbx", NULL, NULL, "rbp", NULL,
+	NULL, NULL, NULL, "rbx", "rsi", "rdi", "rbp", NULL,
 	NULL, NULL, NULL, NULL, "r12", "r13", "r14", "r15"
     };
 

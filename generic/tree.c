@@ -148,7 +148,11 @@ FuncFor(
 	    || strcmp(name, "::tclprof::source") == 0);
     if (kind != TP_KIND_TCL) {
 	f->startup = (strcmp(name, "_start") == 0
-		|| strncmp(name, "__libc_start_", 13) == 0) ? 1
+		|| strncmp(name, "__libc_start_", 13) == 0
+		|| strcmp(name, "RtlUserThreadStart") == 0	/* Windows */
+		|| strcmp(name, "BaseThreadInitThunk") == 0
+		|| strcmp(name, "mainCRTStartup") == 0
+		|| strcmp(name, "__tmainCRTStartup") == 0) ? 1
 		: strstr(name, "+0x") != NULL ? 2 : 0;
     }
     Tcl_SetHashValue(h, (ClientData) (uintptr_t) t->nFuncs);
@@ -616,7 +620,8 @@ TpTreeStackFuncs(
 
     /*
      * The process's start-up frames at the root (_start,
-     * __libc_start_main, __libc_start_call_main, then the program's own
+     * __libc_start_main, __libc_start_call_main; on Windows
+     * RtlUserThreadStart ... mainCRTStartup; then the program's own
      * unnamed main, as in a stripped tclsh, or a tclsh's main) are
      * folded away: every sample
      * has them, and they are nobody's code.
@@ -629,14 +634,16 @@ TpTreeStackFuncs(
 	    const TpFunc *f = &t->funcs[t->locFunc[ids[k]]];
 
 	    if (f->startup == 1) {
-		if (strcmp(f->name, "_start") == 0) {
+		if (strcmp(f->name, "_start") == 0
+			|| strcmp(f->name, "mainCRTStartup") == 0) {
 		    mainModule = f->module;
 		}
 		skip = k + 1;
 		continue;
 	    }
 	    if (skip == k && mainModule >= 0 && f->module == mainModule
-		    && (f->startup == 2 || (strcmp(f->name, "main") == 0
+		    && (f->startup == 2 || ((strcmp(f->name, "main") == 0
+		    || strcmp(f->name, "wmain") == 0)
 		    && mainModule < p->modules.nMods && strncmp(
 			p->modules.mods[mainModule].shortName, "tclsh", 5) == 0))) {
 		skip = k + 1;	/* A tclsh's main, unnamed (Debian's) or

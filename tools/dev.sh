@@ -12,14 +12,19 @@
 #				and the suite against a clang and a static
 #				build of Tcl (tools/matrix.sh --ci)
 #	tools/dev.sh build	configure and build only
+#	tools/dev.sh test-windows
+#				cross-build for Windows with mingw-w64
+#				(tools/wintcl.sh builds Tcl and SQLite once)
+#				and run the tests that are not Unix-specific
+#				and the demo's check under wine64
 
 set -eu
 cd "$(dirname "$0")/.."
 
 job=${1:-demo}
 case $job in
-    demo|test|build) ;;
-    *) echo "usage: tools/dev.sh demo|test|build" >&2; exit 2 ;;
+    demo|test|build|test-windows) ;;
+    *) echo "usage: tools/dev.sh demo|test|build|test-windows" >&2; exit 2 ;;
 esac
 
 # Packages: compiler, Tcl with its private headers and static library,
@@ -32,6 +37,11 @@ packages="gcc make tcl8.6 tcl8.6-dev libunwind-dev libsqlite3-dev sqlite3 tcllib
 packages="$packages clang zlib1g-dev"
 # Node.js for the browser test, from Debian unless the machine has one.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
+# The Windows job: the cross compiler, wine, and dpkg-dev (apt-get source
+# unpacks Debian's tcl8.6 and sqlite3 sources with it).
+if [ "$job" = test-windows ]; then
+    packages="gcc make tcl8.6 mingw-w64 wine64 dpkg-dev"
+fi
 
 missing=""
 for p in $packages; do
@@ -49,6 +59,20 @@ if [ -n "$missing" ]; then
 	echo "    apt-get update && apt-get install -y$missing"
 	exit 1
     fi
+fi
+
+if [ "$job" = test-windows ]; then
+    # apt-get source needs deb-src entries: the binary sources' twins.
+    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ \
+	    && [ "$(id -u)" -eq 0 ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
+	sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+	    > /etc/apt/sources.list.d/debian-src.sources
+	apt-get update -qq
+    fi
+    deps=$(tools/wintcl.sh)
+    make -s -f win/Makefile WINDEPS="$deps" all
+    make -s -f win/Makefile WINDEPS="$deps" test
+    exit 0
 fi
 
 if [ ! -f Makefile ] || [ configure -nt Makefile ] || [ Makefile.in -nt Makefile ]; then

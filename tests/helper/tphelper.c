@@ -29,7 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/types.h>
+#ifndef _WIN32			/* tphelper::fork and ::sigprof: Unix only. */
 #include <sys/wait.h>
+#endif
 
 #define NOINLINE	__attribute__((noinline, noclone))
 
@@ -58,6 +60,7 @@
 
 static volatile uint64_t sink;
 
+#ifndef _WIN32
 /*
  * A SIGPROF handler that is not tclprof's, for the "foreign handler"
  * tests. It does nothing.
@@ -69,6 +72,7 @@ ForeignHandler(
 {
     (void) sig;
 }
+#endif
 
 /*
  *----------------------------------------------------------------------
@@ -569,6 +573,7 @@ SleepCmd(
     return TCL_OK;
 }
 
+#ifndef _WIN32
 /*
  *----------------------------------------------------------------------
  *
@@ -709,6 +714,7 @@ SigprofCmd(
     Tcl_SetObjResult(interp, Tcl_NewStringObj(what, -1));
     return TCL_OK;
 }
+#endif /* !_WIN32 */
 
 /*
  *----------------------------------------------------------------------
@@ -918,8 +924,10 @@ Tphelper_Init(
 	{"::tphelper::ceval",	CEvalCmd},
 	{"::tphelper::cevalnr",	CEvalNrCmd},
 	{"::tphelper::sleep",	SleepCmd},
+#ifndef _WIN32
 	{"::tphelper::fork",	ForkCmd},
 	{"::tphelper::sigprof",	SigprofCmd},
+#endif
 	{"::tphelper::direct",	DirectCmd},
 	{"::tphelper::cthreads",	CThreadsCmd},
 	{NULL, NULL}

@@ -100,5 +100,7 @@ case $job in
 	# builds of Tcl and their checks included, fits CI's 90 minutes.
 	make -s probe PROBE_SCALE=0.5
 	PROBE_SCALE=0.3 tools/matrix.sh --ci
+	# The Windows build, its tests and the demo's check under wine.
+	tools/dev.sh test-windows
 	;;
 esac

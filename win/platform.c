@@ -219,12 +219,15 @@ TpDumpSignalTake(void)
 /*
  *----------------------------------------------------------------------
  *
- * TpUnwindInit, TpUnwindWarm, TpCfiPrepare, TpCfiAtFork, TpCfiStackTop,
- * TpCfiUnwind --
+ * TpUnwindInit, TpUnwindWarm, TpCfiPrepare, TpCfiWarm, TpCfiAtFork,
+ * TpCfiStackTop, TpCfiUnwind, TpCfiFrameExtent, TpCfiSameCfa --
  *
  *	The Unix unwinders' set-up entry points. Nothing to prepare here:
  *	the unwind tables are mapped with each image. TpCfiStackTop gives
- *	the calling thread's stack top from its TEB.
+ *	the calling thread's stack top from its TEB. The frame-layout
+ *	queries of calibration answer "unknown" (calibration then keeps its
+ *	fixed window around an inlined loop, and trusts TclNRRunCallbacks'
+ *	root register wherever the function is interrupted).
  *
  * Results:
  *	See each.
@@ -254,10 +257,37 @@ TpCfiPrepare(
 }
 
 void
+TpCfiWarm(void)
+{
+}
+
+void
 TpCfiAtFork(
     int prepare)
 {
     (void) prepare;
+}
+
+int
+TpCfiFrameExtent(
+    uintptr_t pc,
+    uintptr_t *loPtr,
+    uintptr_t *hiPtr)
+{
+    (void) pc; (void) loPtr; (void) hiPtr;
+    return 0;
+}
+
+int
+TpCfiSameCfa(
+    uintptr_t ref,
+    uintptr_t lo,
+    uintptr_t hi,
+    uintptr_t *ranges,
+    int max)
+{
+    (void) ref; (void) lo; (void) hi; (void) ranges; (void) max;
+    return 0;
 }
 
 uintptr_t

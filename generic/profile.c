@@ -864,7 +864,51 @@ ThreadRanTcl(
 {
     const char *name = TpProfileThreadName(p, tid);
 
-    return name == NULL || strncmp(name, "tid0x", 5) == 0;
+    return name == NULL || TpThreadNameIsTcl(name);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpThreadNameIsTcl --
+ *
+ *	Whether a thread's name is a Thread package id ("tid" and the
+ *	thread's address as the C library prints a pointer: tid0x7f... with
+ *	glibc, tid00000000... with Windows' C library), which names the
+ *	threads seen running Tcl.
+ *
+ * Results:
+ *	1 or 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpThreadNameIsTcl(
+    const char *name)
+{
+    const char *q;
+
+    if (strncmp(name, "tid", 3) != 0) {
+	return 0;
+    }
+    q = name + 3;
+    if (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
+	q += 2;
+    }
+    if (*q == '\0') {
+	return 0;
+    }
+    for (; *q != '\0'; q++) {
+	if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f')
+		|| (*q >= 'A' && *q <= 'F'))) {
+	    return 0;
+	}
+    }
+    return 1;
 }
 
 /*

@@ -1125,7 +1125,7 @@ ThreadsFn(
     if (strcmp(want, "merged") == 0) {
 	sel.how = TP_THREADS_MERGED;
 	for (i = 0; i < p->nThreads; i++) {
-	    needCopy |= strncmp(p->threads[i].name, "tid0x", 5) != 0;
+	    needCopy |= !TpThreadNameIsTcl(p->threads[i].name);
 	}
     } else if (strcmp(want, "all") == 0) {
 	sel.how = TP_THREADS_ALL;

@@ -864,6 +864,7 @@ typedef struct TpThreadState {
 
 MODULE_SCOPE TpThreadState *TpThreadStateGet(void);	/* Creates it. */
 MODULE_SCOPE int	TpSignalInstall(Tcl_Obj **errPtr);
+MODULE_SCOPE int	TpThreadNameIsTcl(const char *name);
 MODULE_SCOPE TpThreadState *TpSignalThreadSlot(int i);
 MODULE_SCOPE int	TpSignalAddThread(TpThreadState *ts);
 MODULE_SCOPE void	TpSignalClearThreads(void);

@@ -181,6 +181,45 @@ TpSignalQuiesce(
 /*
  *----------------------------------------------------------------------
  *
+ * TpSignalThreadSlot, TpSignalAddThread, TpSignalClearThreads --
+ *
+ *	The table of other threads' states (-threads all). The Windows
+ *	sampler samples the thread that called [profiler start] only: the
+ *	table stays empty.
+ *
+ * Results:
+ *	TpSignalThreadSlot: NULL. TpSignalAddThread: 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+TpThreadState *
+TpSignalThreadSlot(
+    int i)
+{
+    (void) i;
+    return NULL;
+}
+
+int
+TpSignalAddThread(
+    TpThreadState *ts)
+{
+    (void) ts;
+    return 0;
+}
+
+void
+TpSignalClearThreads(void)
+{
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpDumpSignalInstall, TpDumpSignalRestore, TpDumpSignalTake --
  *
  *	-dumpsignal: Windows has no user signals; refused.

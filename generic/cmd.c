@@ -623,6 +623,88 @@ GetMinWeight(
 /*
  *----------------------------------------------------------------------
  *
+ * ParseSharedOption --
+ *
+ *	One "-option value" pair of report or export (objv[i], objv[i+1]):
+ *	a view option, or one of the options both share (-thread, -idle,
+ *	-minweight, -last), or one of the command's own options.
+ *
+ * Results:
+ *	-1 on an error (in interp's result), 1 if the pair was taken, 0 if
+ *	it is the command's own option options[*idxPtr].
+ *
+ * Side effects:
+ *	Sets *ro or *w.
+ *
+ *----------------------------------------------------------------------
+ */
+
+typedef struct SharedArgs {
+    Tcl_Obj *threadObj;		/* -thread, or NULL. */
+    int hideIdle;		/* -idle hide. */
+    uint64_t lastNs;		/* -last, 0 if none. */
+} SharedArgs;
+
+static int
+ParseSharedOption(
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[],
+    int i,
+    const char *const options[],
+    TpReportOptions *ro,
+    SharedArgs *w,
+    int *idxPtr)
+{
+    const char *name;
+    int r;
+
+    if (i + 1 >= objc) {
+	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, idxPtr)
+		!= TCL_OK && Tcl_GetIndexFromObj(NULL, objv[i], viewOptions,
+		"option", 0, idxPtr) != TCL_OK) {
+	    BadOption(interp, objv[i], options);
+	    return -1;
+	}
+	TpSetError(interp, "USAGE", "VALUE", "missing value for %s",
+		Tcl_GetString(objv[i]));
+	return -1;
+    }
+    r = ParseViewOption(interp, objv + i, ro);
+    if (r != 0) {
+	return r < 0 ? -1 : 1;
+    }
+    if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, idxPtr)
+	    != TCL_OK) {
+	BadOption(interp, objv[i], options);
+	return -1;
+    }
+    name = options[*idxPtr];
+    if (strcmp(name, "-thread") == 0) {
+	w->threadObj = objv[i + 1];
+    } else if (strcmp(name, "-idle") == 0) {
+	if (GetIndex(interp, objv[i + 1], idleNames, "value", "VALUE", "IDLE",
+		&w->hideIdle) != TCL_OK) {
+	    return -1;
+	}
+    } else if (strcmp(name, "-minweight") == 0) {
+	if (GetMinWeight(interp, objv[i + 1], ro) != TCL_OK) {
+	    return -1;
+	}
+    } else if (strcmp(name, "-last") == 0) {
+	if (GetSeconds(interp, objv[i + 1], "-last", "LAST", &w->lastNs)
+		!= TCL_OK) {
+	    return -1;
+	}
+    } else {
+	return 0;
+    }
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ReportCmd --
  *
  *	Syntax: profiler report ?-format F? ?-as text|dict? ?-function pat?
@@ -712,9 +794,7 @@ ReportCmd(
     };
     enum { OPT_ALL, OPT_AS, OPT_DIRECTED, OPT_FORMAT, OPT_FUNCTION,
 	OPT_LAST, OPT_IDLE, OPT_MINWEIGHT, OPT_SOURCE, OPT_THREAD };
-    Tcl_Obj *threadObj = NULL;
-    int hideIdle = 0;
-    uint64_t lastNs = 0;
+    SharedArgs w = {NULL, 0, 0};
     static const char *const formats[] = {
 	"text", "dict", "flat", "callers", "callees", "lines", "modules",
 	"clusters", NULL
@@ -732,25 +812,12 @@ ReportCmd(
 	    i--;
 	    continue;
 	}
-	if (i + 1 >= objc) {
-	    if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
-		    != TCL_OK && Tcl_GetIndexFromObj(NULL, objv[i], viewOptions,
-		    "option", 0, &idx) != TCL_OK) {
-		return BadOption(interp, objv[i], options);
-	    }
-	    TpSetError(interp, "USAGE", "VALUE", "missing value for %s",
-		    Tcl_GetString(objv[i]));
-	    return TCL_ERROR;
-	}
-	r = ParseViewOption(interp, objv + i, &a.ro);
+	r = ParseSharedOption(interp, objc, objv, i, options, &a.ro, &w,
+		&idx);
 	if (r < 0) {
 	    return TCL_ERROR;
 	} else if (r > 0) {
 	    continue;
-	}
-	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
-		!= TCL_OK) {
-	    return BadOption(interp, objv[i], options);
 	}
 	switch (idx) {
 	case OPT_AS:
@@ -771,26 +838,6 @@ ReportCmd(
 	case OPT_SOURCE:
 	    a.ro.source = Tcl_GetString(objv[i + 1]);
 	    break;
-	case OPT_THREAD:
-	    threadObj = objv[i + 1];
-	    break;
-	case OPT_IDLE:
-	    if (GetIndex(interp, objv[i + 1], idleNames, "value", "VALUE",
-		    "IDLE", &hideIdle) != TCL_OK) {
-		return TCL_ERROR;
-	    }
-	    break;
-	case OPT_MINWEIGHT:
-	    if (GetMinWeight(interp, objv[i + 1], &a.ro) != TCL_OK) {
-		return TCL_ERROR;
-	    }
-	    break;
-	case OPT_LAST:
-	    if (GetSeconds(interp, objv[i + 1], "-last", "LAST", &lastNs)
-		    != TCL_OK) {
-		return TCL_ERROR;
-	    }
-	    break;
 	}
     }
     if ((a.ro.directed || a.ro.minWeight > 0) && a.format != RF_CLUSTERS) {
@@ -804,7 +851,7 @@ ReportCmd(
 		"pattern", formats[a.format]);
 	return TCL_ERROR;
     }
-    return TpSessionWithThreads(interp, lastNs, threadObj, hideIdle,
+    return TpSessionWithThreads(interp, w.lastNs, w.threadObj, w.hideIdle,
 	    DoReport, &a);
 }
 
@@ -847,9 +894,7 @@ ExportCmd(
     };
     enum { OPT_CHANNEL, OPT_DIRECTED, OPT_FILE, OPT_FORMAT, OPT_IDLE,
 	OPT_LAST, OPT_MINWEIGHT, OPT_THREAD };
-    Tcl_Obj *threadObj = NULL;
-    int hideIdle = 0;
-    uint64_t lastNs = 0;
+    SharedArgs w = {NULL, 0, 0};
     static const char *const formats[] = {
 	"callgrind", "chrome", "dot", "folded", "html", "pprof", "speedscope",
 	NULL
@@ -866,38 +911,16 @@ ExportCmd(
 	    i--;
 	    continue;
 	}
-	if (i + 1 >= objc) {
-	    if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
-		    != TCL_OK && Tcl_GetIndexFromObj(NULL, objv[i], viewOptions,
-		    "option", 0, &idx) != TCL_OK) {
-		return BadOption(interp, objv[i], options);
-	    }
-	    TpSetError(interp, "USAGE", "VALUE", "missing value for %s",
-		    Tcl_GetString(objv[i]));
-	    return TCL_ERROR;
-	}
-	r = ParseViewOption(interp, objv + i, &a.ro);
+	r = ParseSharedOption(interp, objc, objv, i, options, &a.ro, &w,
+		&idx);
 	if (r < 0) {
 	    return TCL_ERROR;
 	} else if (r > 0) {
 	    continue;
 	}
-	if (Tcl_GetIndexFromObj(NULL, objv[i], options, "option", 0, &idx)
-		!= TCL_OK) {
-	    return BadOption(interp, objv[i], options);
-	}
 	switch (idx) {
 	case OPT_CHANNEL:
 	    a.channel = objv[i + 1];
-	    break;
-	case OPT_THREAD:
-	    threadObj = objv[i + 1];
-	    break;
-	case OPT_IDLE:
-	    if (GetIndex(interp, objv[i + 1], idleNames, "value", "VALUE",
-		    "IDLE", &hideIdle) != TCL_OK) {
-		return TCL_ERROR;
-	    }
 	    break;
 	case OPT_FILE:
 	    a.file = objv[i + 1];
@@ -908,17 +931,6 @@ ExportCmd(
 		return TCL_ERROR;
 	    }
 	    haveFormat = 1;
-	    break;
-	case OPT_MINWEIGHT:
-	    if (GetMinWeight(interp, objv[i + 1], &a.ro) != TCL_OK) {
-		return TCL_ERROR;
-	    }
-	    break;
-	case OPT_LAST:
-	    if (GetSeconds(interp, objv[i + 1], "-last", "LAST", &lastNs)
-		    != TCL_OK) {
-		return TCL_ERROR;
-	    }
 	    break;
 	}
     }
@@ -937,7 +949,7 @@ ExportCmd(
 		"path and -channel chan");
 	return TCL_ERROR;
     }
-    return TpSessionWithThreads(interp, lastNs, threadObj, hideIdle,
+    return TpSessionWithThreads(interp, w.lastNs, w.threadObj, w.hideIdle,
 	    TpExport, &a);
 }
 

@@ -9,8 +9,9 @@
 #	tools/dev.sh demo	profile the bundled demo and print the report
 #	tools/dev.sh test	the whole test suite: plain, under ASan+UBSan,
 #				the non-signal part under valgrind, the probe,
-#				and the suite against a clang and a static
-#				build of Tcl (tools/matrix.sh --ci)
+#				the suite against a clang and a static
+#				build of Tcl (tools/matrix.sh --ci), and the
+#				Windows job below
 #	tools/dev.sh build	configure and build only
 #	tools/dev.sh test-windows
 #				cross-build for Windows with mingw-w64

@@ -36,7 +36,7 @@ proc ::sqt_p {} {
 }
 scenario sqlitetiny {} {rounds ::sqt_p} \
     {::sqt_p rdb ?libtclsqlite3* ?libtclsqlite3* sqlite3_step sqlite3VdbeExec
-     ?libtclsqlite3* ::sqt_f}
+     ?libtclsqlite3* ?Dispatch ::sqt_f}
 
 # 2. sqlite3 calling a [db collate] comparison written in Tcl.
 proc ::sqc_cmp {a b} { pext::burn 1; string compare $a $b }

@@ -1207,20 +1207,21 @@ SameLayout(
 	    && memcmp(a->saved, b->saved, sizeof(a->saved)) == 0;
 }
 
-int
-TpCfiFrameExtent(
-    uintptr_t pc,
-    uintptr_t *loPtr,
-    uintptr_t *hiPtr)
-{
-    int n, j, found = 0;
+/*
+ * RowAtLocked: the compiled module holding pc and the index of the row
+ * covering it (not the last, ROW_NONE, row). Called with cfi.lock held.
+ */
 
-    TpCfiPrepare(1);
-    pthread_mutex_lock(&cfi.lock);
-    n = cfi.nModules;
-    for (j = 0; j < n && !found; j++) {
+static const TpCfiModule *
+RowAtLocked(
+    uintptr_t pc,
+    uint32_t *kPtr)
+{
+    int j;
+
+    for (j = 0; j < cfi.nModules; j++) {
 	const TpCfiModule *m = &cfi.modules[j];
-	uint32_t off, lo = 0, hi, k, e;
+	uint32_t off, lo = 0, hi;
 
 	if (pc < m->lo || pc >= m->hi || m->state != MOD_READY
 		|| m->nRows == 0 || pc - m->bias > UINT32_MAX) {
@@ -1237,24 +1238,42 @@ TpCfiFrameExtent(
 		hi = mid;
 	    }
 	}
-	if (lo == 0 || lo >= m->nRows
-		|| (m->rows[lo - 1].kind != ROW_RSP
-		    && m->rows[lo - 1].kind != ROW_RBP)) {
-	    break;
+	if (lo == 0 || lo >= m->nRows) {
+	    return NULL;
 	}
-	k = e = lo - 1;
+	*kPtr = lo - 1;
+	return m;
+    }
+    return NULL;
+}
+
+int
+TpCfiFrameExtent(
+    uintptr_t pc,
+    uintptr_t *loPtr,
+    uintptr_t *hiPtr)
+{
+    const TpCfiModule *m;
+    uint32_t k, e;
+    int found = 0;
+
+    TpCfiPrepare(1);
+    pthread_mutex_lock(&cfi.lock);
+    m = RowAtLocked(pc, &k);
+    if (m != NULL && (m->rows[k].kind == ROW_RSP
+	    || m->rows[k].kind == ROW_RBP)) {
+	e = k;
 	while (k > 0 && SameLayout(&m->rows[k - 1], &m->rows[e])) {
 	    k--;
 	}
 	while (e + 1 < m->nRows && SameLayout(&m->rows[e + 1], &m->rows[k])) {
 	    e++;
 	}
-	if (e + 1 >= m->nRows) {
-	    break;
+	if (e + 1 < m->nRows) {
+	    *loPtr = m->bias + m->rows[k].start;
+	    *hiPtr = m->bias + m->rows[e + 1].start;
+	    found = 1;
 	}
-	*loPtr = m->bias + m->rows[k].start;
-	*hiPtr = m->bias + m->rows[e + 1].start;
-	found = 1;
     }
     pthread_mutex_unlock(&cfi.lock);
     return found;
@@ -1287,30 +1306,16 @@ TpCfiSameCfa(
     uintptr_t *ranges,
     int max)
 {
-    int n, j, count = 0;
+    const TpCfiModule *m;
+    const TpCfiRow *r;
+    uint32_t k;
+    int count = 0;
 
     TpCfiPrepare(1);
     pthread_mutex_lock(&cfi.lock);
-    n = cfi.nModules;
-    for (j = 0; j < n; j++) {
-	const TpCfiModule *m = &cfi.modules[j];
-	const TpCfiRow *r = NULL;
-	uint32_t k;
-
-	if (ref < m->lo || ref >= m->hi || m->state != MOD_READY
-		|| m->nRows == 0 || hi - m->bias > UINT32_MAX) {
-	    continue;
-	}
-	for (k = 0; k + 1 < m->nRows; k++) {
-	    if (m->bias + m->rows[k].start <= ref
-		    && ref < m->bias + m->rows[k + 1].start) {
-		r = &m->rows[k];
-		break;
-	    }
-	}
-	if (r == NULL || (r->kind != ROW_RSP && r->kind != ROW_RBP)) {
-	    break;
-	}
+    m = RowAtLocked(ref, &k);
+    r = m != NULL ? &m->rows[k] : NULL;
+    if (r != NULL && (r->kind == ROW_RSP || r->kind == ROW_RBP)) {
 	for (k = 0; k + 1 < m->nRows; k++) {
 	    uintptr_t a = m->bias + m->rows[k].start;
 	    uintptr_t b = m->bias + m->rows[k + 1].start;
@@ -1329,7 +1334,6 @@ TpCfiSameCfa(
 		count++;
 	    }
 	}
-	break;
     }
     pthread_mutex_unlock(&cfi.lock);
     return count;

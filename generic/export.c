@@ -451,9 +451,10 @@ TpExportTimeline(
     size_t n = p->nLog ? p->nLog : p->nStacks, i, k = 0;
     TpTimeEntry *e = malloc(sizeof(TpTimeEntry) * (n + 1));
     uint32_t *tids = malloc(sizeof(uint32_t) * 16), nTids = 0, capTids = 16, j;
-    uint64_t at = 0;
+    uint64_t at = 0, *lastNs = malloc(sizeof(uint64_t) * 16);
+				/* Per thread: its previous sample's time. */
 
-    if (e == NULL || tids == NULL) {
+    if (e == NULL || tids == NULL || lastNs == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     for (i = 0; i < n; i++) {
@@ -463,30 +464,46 @@ TpExportTimeline(
 	if (x->v->len[stack] == 0) {
 	    continue;
 	}
-	e[k].stack = stack;
-	e[k].tid = tid;
-	if (p->nLog) {
-	    e[k].timeNs = p->log[i].timeNs - p->firstNs;
-	    e[k].weight = 1;
-	} else {
-	    e[k].timeNs = at;
-	    e[k].weight = p->stacks[i].count;
-	    at += p->stacks[i].count * (uint64_t) p->intervalUs * 1000u;
-	}
-	k++;
 	for (j = 0; j < nTids && tids[j] != tid; j++) {
 	}
 	if (j == nTids) {
 	    if (nTids == capTids) {
 		capTids *= 2;
 		tids = realloc(tids, sizeof(uint32_t) * capTids);
-		if (tids == NULL) {
+		lastNs = realloc(lastNs, sizeof(uint64_t) * capTids);
+		if (tids == NULL || lastNs == NULL) {
 		    Tcl_Panic("tclprof: out of memory");
 		}
 	    }
+	    lastNs[nTids] = 0;
 	    tids[nTids++] = tid;
 	}
+	e[k].stack = stack;
+	e[k].tid = tid;
+	if (p->nLog) {
+	    uint64_t t = p->log[i].timeNs - p->firstNs;
+	    uint64_t back;
+
+	    /*
+	     * A sample of weight w was taken at the end of the w intervals
+	     * it stands for (its thread took their ticks late): its span
+	     * starts w - 1 intervals earlier, not before its thread's
+	     * previous sample.
+	     */
+
+	    e[k].weight = p->log[i].weight ? p->log[i].weight : 1;
+	    back = (uint64_t) (e[k].weight - 1) * p->intervalUs * 1000u;
+	    t = t > back ? t - back : 0;
+	    e[k].timeNs = t > lastNs[j] ? t : lastNs[j];
+	    lastNs[j] = p->log[i].timeNs - p->firstNs;
+	} else {
+	    e[k].timeNs = at;
+	    e[k].weight = p->stacks[i].count;
+	    at += p->stacks[i].count * (uint64_t) p->intervalUs * 1000u;
+	}
+	k++;
     }
+    free(lastNs);
     *nPtr = k;
     *tidsPtr = tids;
     *nTidsPtr = nTids;

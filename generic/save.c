@@ -93,7 +93,8 @@ static const char schemaSql[] =
 "    seq INTEGER PRIMARY KEY,\n"
 "    t_ns INTEGER NOT NULL,\n"
 "    stack_id INTEGER NOT NULL REFERENCES stacks(id),\n"
-"    tid INTEGER NOT NULL\n"
+"    tid INTEGER NOT NULL,\n"
+"    weight INTEGER NOT NULL DEFAULT 1\n"
 ");\n"
 "CREATE TABLE calls (\n"
 "    callee TEXT NOT NULL,\n"
@@ -856,8 +857,8 @@ WriteDb(
      * samples: the time-ordered log.
      */
 
-    if (Prepare(ctx, db, "INSERT INTO samples (seq, t_ns, stack_id, tid) "
-	    "VALUES (?, ?, ?, ?)", &st) != TCL_OK) {
+    if (Prepare(ctx, db, "INSERT INTO samples (seq, t_ns, stack_id, tid, "
+	    "weight) VALUES (?, ?, ?, ?, ?)", &st) != TCL_OK) {
 	goto done;
     }
     for (j = 0; j < p->nLog; j++) {
@@ -867,6 +868,7 @@ WriteDb(
 	sqlite3_bind_int64(st, 2, (sqlite3_int64) e->timeNs);
 	sqlite3_bind_int64(st, 3, saveId[e->stack]);
 	sqlite3_bind_int64(st, 4, p->stacks[e->stack].tid);
+	sqlite3_bind_int64(st, 5, e->weight ? e->weight : 1);
 	if (Step(ctx, db, st, "samples") != TCL_OK) {
 	    goto done;
 	}
@@ -1544,23 +1546,29 @@ LoadOne(
     }
 
     /*
-     * samples in time order, then what the counts hold beyond the log.
+     * samples in time order, each with its weight (files saved before
+     * weights were kept have none: 1), then what the counts hold beyond
+     * the log.
      */
 
-    if (sqlite3_prepare_v2(db, "SELECT t_ns, stack_id, tid FROM samples "
-	    "ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT t_ns, stack_id, tid, weight "
+	    "FROM samples ORDER BY seq", -1, &st, NULL) != SQLITE_OK
+	    && sqlite3_prepare_v2(db, "SELECT t_ns, stack_id, tid, 1 "
+	    "FROM samples ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
 	FAIL();
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 	sqlite3_int64 sid = sqlite3_column_int64(st, 1);
+	sqlite3_int64 w = sqlite3_column_int64(st, 3);
 
-	if (sid < 0 || sid >= nStacks || stackSeen[sid] >= stackCount[sid]) {
+	if (sid < 0 || sid >= nStacks || w < 1 || w > UINT32_MAX
+		|| (uint64_t) w > stackCount[sid] - stackSeen[sid]) {
 	    CORRUPT("samples disagree with stacks");
 	}
 	lastNs = (uint64_t) sqlite3_column_int64(st, 0);
-	TpProfileAddStack(p, stackIds[sid], stackDepth[sid],
-		(uint32_t) sqlite3_column_int64(st, 2), lastNs);
-	stackSeen[sid]++;
+	TpProfileAddStackWeighted(p, stackIds[sid], stackDepth[sid],
+		(uint32_t) sqlite3_column_int64(st, 2), lastNs, (uint32_t) w);
+	stackSeen[sid] += (uint64_t) w;
     }
     sqlite3_finalize(st);
     st = NULL;

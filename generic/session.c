@@ -49,6 +49,8 @@ struct TpSession {
     uint64_t compactNs;		/* -keep: last TpProfileCompact (drain). */
     uint64_t missedBase;	/* Missed ticks of finished rings since
 				 * reset. */
+    uint64_t overrunsBase;	/* Their ticks carried as weight by a later
+				 * sample, likewise. */
     pid_t pid;			/* Process the run started in. */
     pthread_t thread;		/* Thread the run samples (interp's). */
     Tcl_AsyncHandler forkAsync;	/* Restarts a run in a forked child. */
@@ -439,6 +441,8 @@ TpSessionStart(
     }
 
     ts = TpThreadStateGet();
+    ts->tid = TpGetTid();	/* Not the parent's, in a forked child: its
+				 * timer is delivered by this id. */
     ts->ring = &s->ring;
     ts->interp = interp;
     ts->mode = mode;
@@ -587,6 +591,7 @@ StopLocked(
     DrainLocked(s);
     s->droppedBase += s->ring.dropped;
     s->missedBase += s->ring.missed + s->ring.pending;
+    s->overrunsBase += s->ring.overruns;
     TpRingFree(&s->ring);
     s->ringLive = 0;
     for (i = 0; i < s->nThreads; i++) {
@@ -594,6 +599,7 @@ StopLocked(
 
 	s->droppedBase += r->dropped;
 	s->missedBase += r->missed + r->pending;
+	s->overrunsBase += r->overruns;
 	TpRingFree(r);
 	s->threads[i]->ring = NULL;
     }
@@ -683,9 +689,11 @@ TpSessionReset(
 	DrainLocked(s);
 	s->droppedBase = 0 - s->ring.dropped;
 	s->missedBase = 0 - s->ring.missed;
+	s->overrunsBase = 0 - s->ring.overruns;
     } else {
 	s->droppedBase = 0;
 	s->missedBase = 0;
+	s->overrunsBase = 0;
     }
     if (s->running) {
 	TpProfile *fresh = TpProfileNew();
@@ -823,7 +831,9 @@ TpSessionAddThread(
 	__atomic_store_n(&ts->active, 0, __ATOMIC_SEQ_CST);
 	s->droppedBase += ts->ownRing.dropped;
 	s->missedBase += ts->ownRing.missed + ts->ownRing.pending;
+	s->overrunsBase += ts->ownRing.overruns;
 	ts->ownRing.dropped = ts->ownRing.missed = ts->ownRing.pending = 0;
+	ts->ownRing.overruns = 0;
 	ts->probeSp = ts->stackHi = ts->threadId = 0;
 	ts->sawTcl = 0;
 	ts->comm[0] = '\0';
@@ -1265,7 +1275,7 @@ TpSessionStatus(
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
     uint64_t fallback = 0, checkMism = 0;
     uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
-    uint64_t profileBytes, missed;
+    uint64_t profileBytes, missed, overruns;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
@@ -1290,12 +1300,14 @@ TpSessionStatus(
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
     missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
+    overruns = s->overrunsBase + (s->ringLive ? s->ring.overruns : 0);
     if (s->ringLive) {
 	int i;
 
 	for (i = 0; i < s->nThreads; i++) {
 	    dropped += s->threads[i]->ownRing.dropped;
 	    missed += s->threads[i]->ownRing.missed;
+	    overruns += s->threads[i]->ownRing.overruns;
 	}
     }
     if (s->ringLive) {
@@ -1320,6 +1332,7 @@ TpSessionStatus(
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
     PUT("missed", Tcl_NewWideIntObj((Tcl_WideInt) missed));
+    PUT("overruns", Tcl_NewWideIntObj((Tcl_WideInt) overruns));
     PUT("deliveredRate", Tcl_NewDoubleObj(samples + missed == 0 ? 1.0
 	    : (double) samples / (double) (samples + missed)));
     PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
@@ -1433,6 +1446,7 @@ TpSessionSetProfile(
     s->elapsedNs = p->elapsedNs;
     s->droppedBase = p->dropped;
     s->missedBase = 0;
+    s->overrunsBase = 0;
     s->mode = (TpMode) p->mode;
     s->opts.intervalUs = p->intervalUs;
     s->opts.clock = (TpClock) p->clock;
@@ -1688,6 +1702,7 @@ ForkAsyncProc(
     s->elapsedNs = 0;
     s->droppedBase = 0;
     s->missedBase = 0;
+    s->overrunsBase = 0;
     pthread_mutex_unlock(&s->lock);
     o = s->opts;
     state = Tcl_SaveInterpState(s->interp, TCL_OK);

@@ -261,12 +261,14 @@ typedef struct TpRing {
     uint64_t head;		/* Written by the handler (atomic). */
     uint64_t tail;		/* Written by the drain (atomic). */
     uint64_t dropped;		/* Handler: samples lost to a full ring. */
-    uint64_t pending;		/* Wall clock: ticks due and not sampled
+    uint64_t pending;		/* Windows wall clock: ticks due, not sampled
 				 * yet; the sampler thread adds (atomic),
 				 * the handler takes them all (atomic
 				 * exchange). */
-    uint64_t missed;		/* Handler: ticks that gave no sample of
-				 * their own. */
+    uint64_t missed;		/* Handler: ticks that gave no sample. */
+    uint64_t overruns;		/* Handler: ticks carried by a later
+				 * sample as its weight (the timer's
+				 * overruns). */
 } TpRing;
 
 MODULE_SCOPE int	TpRingInit(TpRing *ring, size_t nBytes, uint32_t maxDepth);
@@ -1078,7 +1080,8 @@ MODULE_SCOPE uint32_t	TpExportDepth(const TpExportCtx *x, uint32_t stack,
  */
 
 typedef struct TpTimeEntry {
-    uint64_t timeNs;		/* Since the first sample. */
+    uint64_t timeNs;		/* Since the first sample: when the span
+				 * it stands for began. */
     uint64_t weight;		/* Samples it stands for. */
     uint32_t stack;
     uint32_t tid;

@@ -9,6 +9,15 @@
  *	sleeps drift and default slack coalesces wake-ups: at 10 kHz plain
  *	nanosleep delivered ~4k samples/s, absolute deadlines 8-9.4k/s
  *	(DESIGN.md). Wall-clock samples include blocked time (vwait, I/O).
+ *	Each signal sent adds one to the ring's pending count; the handler
+ *	takes them all as the weight of its sample. Signals sent while the
+ *	thread could not take one (it waited for a CPU, or had SIGPROF
+ *	blocked) merge into one, and its sample, taken where the thread was
+ *	all that time, stands for all of them. Deadlines this thread woke too
+ *	late for sent nothing: they are counted as missed, not weighed,
+ *	since where the thread was at them is not known. (A per-thread
+ *	kernel timer would know, but costs each signal twice as much here:
+ *	the timer is re-armed on the sampled thread's CPU.)
  *
  *	CPU clock: a POSIX timer on the sampled thread's CPU clock, delivered
  *	to that thread (SIGEV_THREAD_ID). Only the thread's running time is
@@ -56,8 +65,9 @@
 struct TpSampler {
     pthread_t thread;		/* The sampler thread. */
     TpSession *session;		/* Drained every TP_DRAIN_NS. */
-    TpRing *ring;		/* Its ring: wall-clock ticks are added to
-				 * ring->pending. */
+    TpRing *ring;		/* Its ring: wall-clock signals are added
+				 * to ring->pending, late ticks to
+				 * ring->missed. */
     uint64_t startNs;		/* When the first interval began: just
 				 * before the thread was made. */
     pthread_t target;		/* Thread to signal. */
@@ -238,12 +248,12 @@ TpSamplerStop(
 	/*
 	 * The deadlines the thread did not wake for before the stop (it was
 	 * starved, or the last one fell during the stop): ticks too, counted
-	 * as missed with the others still pending.
+	 * as missed.
 	 */
 
 	if (sp->clock == TP_CLOCK_WALL && !sp->expired
 		&& stopNs >= sp->counted + sp->periodNs) {
-	    __atomic_add_fetch(&sp->ring->pending,
+	    __atomic_add_fetch(&sp->ring->missed,
 		    (stopNs - sp->counted) / sp->periodNs, __ATOMIC_ACQ_REL);
 	}
 	if (sp->progress) {
@@ -313,15 +323,17 @@ SamplerMain(
 
 	    /*
 	     * Woken late (a busy machine): the deadlines passed since are
-	     * ticks too. No burst of signals (they would merge): one
-	     * signal, whose sample stands for all of them.
+	     * ticks too, missed (no burst of signals: they would merge into
+	     * one sample taken now, not when they were due).
 	     */
 
 	    if (now > next + sleepNs) {
 		ticks += (now - next) / sleepNs;
 		next += (ticks - 1) * sleepNs;
+		__atomic_add_fetch(&sp->ring->missed, ticks - 1,
+			__ATOMIC_ACQ_REL);
 	    }
-	    __atomic_add_fetch(&sp->ring->pending, ticks, __ATOMIC_ACQ_REL);
+	    __atomic_add_fetch(&sp->ring->pending, 1, __ATOMIC_ACQ_REL);
 	    pthread_kill(sp->target, SIGPROF);
 	    if (sp->allThreads) {
 		if (now - lastScan >= TP_SCAN_NS) {
@@ -612,7 +624,10 @@ SignalThreads(
 	if (ts->gone) {
 	    continue;
 	}
-	__atomic_add_fetch(&ts->ring->pending, ticks, __ATOMIC_ACQ_REL);
+	if (ticks > 1) {
+	    __atomic_add_fetch(&ts->ring->missed, ticks - 1, __ATOMIC_ACQ_REL);
+	}
+	__atomic_add_fetch(&ts->ring->pending, 1, __ATOMIC_ACQ_REL);
 	if (syscall(SYS_tgkill, (long) sp->pid, (long) ts->tid, SIGPROF) != 0
 		&& errno == ESRCH) {
 	    __atomic_store_n(&ts->gone, 1, __ATOMIC_RELEASE);

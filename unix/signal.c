@@ -225,6 +225,52 @@ ForeignInterp(
 /*
  *----------------------------------------------------------------------
  *
+ * TickWeight --
+ *
+ *	The ticks this signal stands for. A CPU clock timer's: 1 + its
+ *	overrun count (expiries while the signal waited). The wall-clock
+ *	sampler's: every signal it sent since the last one taken, which
+ *	merged while the thread could not take them (it waited for a CPU,
+ *	or had SIGPROF blocked), so the sample taken now, where the thread
+ *	was all that time, stands for them.
+ *
+ * Results:
+ *	At least 1.
+ *
+ * Side effects:
+ *	Takes the ring's pending count.
+ *
+ * Signal safety:
+ *	Called from the handler: atomics only.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint64_t
+TickWeight(
+    TpRing *ring,
+    const siginfo_t *info)
+{
+    uint64_t w = 1;
+
+    if (info != NULL && info->si_code == SI_TIMER) {
+	if (info->si_overrun > 0) {
+	    w += (uint64_t) info->si_overrun;
+	}
+    } else {
+	uint64_t sent = __atomic_exchange_n(&ring->pending, 0,
+		__ATOMIC_ACQ_REL);
+
+	if (sent > 1) {
+	    w = sent;
+	}
+    }
+    return w;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ProfHandler --
  *
  *	The SIGPROF handler: takes one sample of the current thread into
@@ -252,7 +298,7 @@ ProfHandler(
     int savedErrno = errno;
     TpThreadState *ts = tpThreadState;
     TpSlot *slot;
-    uint64_t t0, dt;
+    uint64_t t0, dt, w;
 
     (void) sig;
     if (ts == NULL || !__atomic_load_n(&ts->active, __ATOMIC_ACQUIRE)) {
@@ -282,8 +328,8 @@ ProfHandler(
 
 	    __atomic_store_n(&ts->probeSp, (uintptr_t) &here,
 		    __ATOMIC_RELEASE);
-	    __atomic_exchange_n(&ts->ring->pending, 0, __ATOMIC_ACQ_REL);
-	    ts->ring->missed++;
+	    __atomic_add_fetch(&ts->ring->missed, TickWeight(ts->ring, info),
+		    __ATOMIC_ACQ_REL);
 	    goto done;
 	}
 	ts->unwind.stackHi = hi > 1 ? hi : 0;
@@ -294,24 +340,10 @@ ProfHandler(
 	slot->timeNs = t0;
 	slot->tid = ts->tid;
 	slot->mode = (uint16_t) ts->mode;
-	slot->weight = 1;
-	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0) {
-	    slot->weight += (uint32_t) info->si_overrun;
-	} else if (info != NULL && info->si_code == SI_TKILL) {
-	    uint64_t w = __atomic_exchange_n(&ts->ring->pending, 0,
-		    __ATOMIC_ACQ_REL);
-
-	    /*
-	     * The wall-clock sampler's ticks since the last sample (several
-	     * when it woke late or its signals merged): the others gave no
-	     * sample. They are counted, not given to this sample: it may
-	     * stand for time spent elsewhere ([profiler stop] waiting for a
-	     * starved sampler thread took whole bursts of them).
-	     */
-
-	    if (w > 1) {
-		ts->ring->missed += w - 1;
-	    }
+	w = TickWeight(ts->ring, info);
+	slot->weight = (uint32_t) (w > UINT32_MAX ? UINT32_MAX : w);
+	if (w > 1) {
+	    ts->ring->overruns += w - 1;
 	}
 	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
 	if (ts->mode == TP_MODE_FRAMES) {

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/types.h>
-#ifndef _WIN32			/* tphelper::fork and ::sigprof: Unix only. */
+#ifndef _WIN32		/* tphelper::fork, ::sigprof, ::maskedspin: Unix only. */
 #include <sys/wait.h>
 #endif
 
@@ -714,6 +714,59 @@ SigprofCmd(
     Tcl_SetObjResult(interp, Tcl_NewStringObj(what, -1));
     return TCL_OK;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * MaskedSpinCmd, MaskedSpin --
+ *
+ *	tphelper::maskedspin ms
+ *	Busy-loops for ms of wall-clock time in MaskedSpin with SIGPROF
+ *	blocked in this thread, then unblocks it: the profiler's ticks of
+ *	that time can only reach it as one late signal, taken in MaskedSpin
+ *	when the mask is lifted, the way a thread that waited for a CPU
+ *	takes its ticks.
+ *
+ * Results:
+ *	A standard Tcl result, empty on success.
+ *
+ * Side effects:
+ *	Burns CPU; changes the thread's signal mask for that time.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static NOINLINE void
+MaskedSpin(
+    int ms)
+{
+    sigset_t set, old;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    WallSpin(ms);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sink += 1;			/* The signal is taken before this. */
+}
+
+static int
+MaskedSpinCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int ms;
+
+    (void) cd;
+    /* Syntax: tphelper::maskedspin ms */
+    if (GetMsArg(interp, objc, objv, &ms) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    MaskedSpin(ms);
+    return TCL_OK;
+}
 #endif /* !_WIN32 */
 
 /*
@@ -927,6 +980,7 @@ Tphelper_Init(
 #ifndef _WIN32
 	{"::tphelper::fork",	ForkCmd},
 	{"::tphelper::sigprof",	SigprofCmd},
+	{"::tphelper::maskedspin",	MaskedSpinCmd},
 #endif
 	{"::tphelper::direct",	DirectCmd},
 	{"::tphelper::cthreads",	CThreadsCmd},

@@ -569,10 +569,16 @@ FindStacks(
 
     for (i = 0; i < sp->nThreads; i++) {
 	TpThreadState *ts = sp->threads[i];
-	uintptr_t probe = __atomic_load_n(&ts->probeSp, __ATOMIC_ACQUIRE);
-	uintptr_t found = 1;
+	uintptr_t probe, found = 1, none = 0;
 
-	if (probe == 0 || __atomic_load_n(&ts->stackHi, __ATOMIC_ACQUIRE)) {
+	/*
+	 * The end first, then the probe: the handler clears them in the
+	 * other order when a new thread has taken this one's kernel id.
+	 */
+
+	if (__atomic_load_n(&ts->stackHi, __ATOMIC_ACQUIRE) != 0
+		|| (probe = __atomic_load_n(&ts->probeSp, __ATOMIC_ACQUIRE))
+		== 0) {
 	    continue;
 	}
 	if (f == NULL && (f = fopen("/proc/self/maps", "r")) == NULL) {
@@ -588,7 +594,8 @@ FindStacks(
 		break;
 	    }
 	}
-	__atomic_store_n(&ts->stackHi, found, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&ts->stackHi, &none, found, 0,
+		__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     }
     if (f != NULL) {
 	fclose(f);

@@ -299,6 +299,7 @@ ProfHandler(
     TpThreadState *ts = tpThreadState;
     TpSlot *slot;
     uint64_t t0, dt, w;
+    uintptr_t self;
 
     (void) sig;
     if (ts == NULL || !__atomic_load_n(&ts->active, __ATOMIC_ACQUIRE)) {
@@ -313,7 +314,22 @@ ProfHandler(
     if (!__atomic_load_n(&ts->active, __ATOMIC_SEQ_CST)) {
 	goto done;
     }
-    ts->threadId = (uintptr_t) pthread_self();
+    self = (uintptr_t) pthread_self();
+    if (ts->foreign && ts->threadId != 0 && ts->threadId != self) {
+	/*
+	 * Another thread has this kernel id: the one this state was made
+	 * for exited, and this one began before the sampler thread's next
+	 * look at /proc. Its stack is elsewhere (unless the C library gave
+	 * it the same one, and the same pthread_self): find it again. The
+	 * probe is cleared first, so that the sampler thread never pairs
+	 * the old probe with the cleared end.
+	 */
+
+	__atomic_store_n(&ts->probeSp, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&ts->stackHi, 0, __ATOMIC_RELEASE);
+	ts->unwind.stackHi = 0;
+    }
+    __atomic_store_n(&ts->threadId, self, __ATOMIC_RELEASE);
     if (ts->foreign && ts->unwind.stackHi == 0) {
 	uintptr_t hi = __atomic_load_n(&ts->stackHi, __ATOMIC_ACQUIRE);
 

@@ -18,6 +18,12 @@
  *     suspended (RtlLookupFunctionEntry is not used there: it may take
  *     a lock for dynamic function tables). RtlVirtualUnwind only reads.
  *   - When the ring is full the sample is dropped and counted.
+ *   - A read that faults (the thread was stopped while a structure it
+ *     points into was being freed or reused, so a pointer that passes
+ *     the checks leads nowhere) is caught by a vectored exception
+ *     handler, which jumps back to TakeSample: the sample is dropped
+ *     and counted as missed, the thread resumed. Only faults of the
+ *     sampler thread inside the section are caught.
  *   - Stop protocol as on Unix: the owner clears ts->active, waits until
  *     ts->inHandler is 0 (TpSignalQuiesce), then touches the ring.
  *
@@ -534,6 +540,33 @@ TpUnwindSignal(
 }
 
 /*
+ * The sampling section's fault guard (see the contract at the top). One
+ * sampler thread runs at a time: the state is global. TCLPROF_TEST_FAULTS
+ * (a number, read at start) makes that many samples read an unmapped
+ * address, so that the tests can check the guard.
+ */
+
+static struct {
+    volatile DWORD thread;	/* The sampler thread inside the section,
+				 * else 0. */
+    void *jump[5];		/* __builtin_setjmp's buffer. */
+    PVOID handler;		/* The vectored handler, added once. */
+    volatile int testFaults;	/* Faults still to make (tests). */
+} guard;
+
+static LONG CALLBACK
+GuardFault(
+    PEXCEPTION_POINTERS ep)
+{
+    if (ep->ExceptionRecord->ExceptionCode == EXCEPTION_ACCESS_VIOLATION
+	    && guard.thread != 0 && guard.thread == GetCurrentThreadId()) {
+	guard.thread = 0;
+	__builtin_longjmp(guard.jump, 1);
+    }
+    return EXCEPTION_CONTINUE_SEARCH;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * TakeSample --
@@ -580,8 +613,21 @@ TakeSample(
      * The sampling section: see the contract at the top of the file.
      */
 
+    if (__builtin_setjmp(guard.jump)) {
+	/* A read faulted: this sample is dropped (not committed). */
+	__atomic_add_fetch(&ts->ring->missed, weight, __ATOMIC_ACQ_REL);
+	ResumeThread(sp->target);
+	goto done;
+    }
+    guard.thread = GetCurrentThreadId();
     t0 = TpNowNs();
     slot = TpRingReserve(ts->ring);
+    if (slot != NULL && guard.testFaults > 0) {
+	volatile uintptr_t unmapped = 16;
+
+	guard.testFaults--;
+	(void) *(volatile int *) unmapped;
+    }
     if (slot != NULL) {
 	slot->timeNs = t0;
 	slot->tid = ts->tid;
@@ -607,6 +653,7 @@ TakeSample(
 	    ts->handled++;
 	}
     }
+    guard.thread = 0;
     ResumeThread(sp->target);
   done:
     __atomic_store_n(&ts->inHandler, 0, __ATOMIC_RELEASE);
@@ -833,6 +880,14 @@ TpSamplerStart(
     }
     if (sp->clock == TP_CLOCK_CPU) {
 	sp->lastCpu = ThreadCpuNs(sp->target);
+    }
+    if (guard.handler == NULL) {
+	guard.handler = AddVectoredExceptionHandler(1, GuardFault);
+    }
+    {
+	const char *n = getenv("TCLPROF_TEST_FAULTS");
+
+	guard.testFaults = n != NULL ? atoi(n) : 0;
     }
     sp->startNs = TpNowNs();
     err = pthread_create(&sp->thread, NULL, SamplerMain, sp);

@@ -11,9 +11,9 @@
  *	noclone (so it keeps its own frame and its own symbol), and every
  *	busy loop works on a volatile accumulator so the optimizer cannot
  *	remove it. Burns are measured in CPU time of the calling thread
- *	(CLOCK_THREAD_CPUTIME_ID), read every BURN_CHECK iterations, so a
- *	burn of N ms gives N ms of samples to a CPU-clock profiler however
- *	loaded the machine is.
+ *	(CLOCK_THREAD_CPUTIME_ID; wall time on Windows, see BURN_CLOCK),
+ *	read every BURN_CHECK iterations, so a burn of N ms gives N ms of
+ *	samples to a CPU-clock profiler however loaded the machine is.
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
@@ -59,6 +59,19 @@
  */
 
 static volatile uint64_t sink;
+
+/*
+ * The clock the burns measure. Windows' thread CPU clock advances by the
+ * scheduler's tick (10-15 ms) and its samples are taken on the wall
+ * clock: there every burn, in C as in Tcl (reportwork.tcl), measures
+ * wall time, so that the parts' shares hold however loaded the machine.
+ */
+
+#ifdef _WIN32
+#define BURN_CLOCK	CLOCK_MONOTONIC
+#else
+#define BURN_CLOCK	CLOCK_THREAD_CPUTIME_ID
+#endif
 
 #ifndef _WIN32
 /*
@@ -161,14 +174,14 @@ static NOINLINE void
 BurnLoop(
     int ms)
 {
-    Spin(CLOCK_THREAD_CPUTIME_ID, (uint64_t) ms * 1000000u);
+    Spin(BURN_CLOCK, (uint64_t) ms * 1000000u);
 }
 
 static NOINLINE void
 InnerBurn(
     uint64_t ns)
 {
-    Spin(CLOCK_THREAD_CPUTIME_ID, ns);
+    Spin(BURN_CLOCK, ns);
 }
 
 static NOINLINE void
@@ -176,10 +189,10 @@ OuterBurn(
     int ms)
 {
     const uint64_t round = 2000000;	/* 2 ms */
-    uint64_t end = ClockNs(CLOCK_THREAD_CPUTIME_ID) + (uint64_t) ms * 1000000u;
+    uint64_t end = ClockNs(BURN_CLOCK) + (uint64_t) ms * 1000000u;
 
-    while (ClockNs(CLOCK_THREAD_CPUTIME_ID) < end) {
-	Spin(CLOCK_THREAD_CPUTIME_ID, round / 10);
+    while (ClockNs(BURN_CLOCK) < end) {
+	Spin(BURN_CLOCK, round / 10);
 	InnerBurn(round - round / 10);
     }
 }

@@ -386,6 +386,16 @@ ProfHandler(
 	    }
 	    ts->handlerNsSum += dt;
 	    ts->handled++;
+	} else if (w > 1) {
+	    /* Dropped (counted once): the ticks it carried are missed. */
+	    ts->ring->overruns -= w - 1;
+	    __atomic_add_fetch(&ts->ring->missed, w - 1, __ATOMIC_ACQ_REL);
+	}
+    } else {
+	/* Dropped (counted once) at once: its merged ticks are missed. */
+	w = TickWeight(ts->ring, info);
+	if (w > 1) {
+	    __atomic_add_fetch(&ts->ring->missed, w - 1, __ATOMIC_ACQ_REL);
 	}
     }
   done:

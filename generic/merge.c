@@ -44,7 +44,9 @@
  *	None.
  *
  * Side effects:
- *	Adds locations and a sample to p; updates p's counters.
+ *	Adds locations and a sample to p; updates p's counters. Every
+ *	counter adds the sample's weight, the ticks it stands for, as
+ *	p->samples does: a share of samples is then a share of time.
  *
  *----------------------------------------------------------------------
  */
@@ -64,6 +66,7 @@ TpMergeSlot(
     int *owner;			/* Per Tcl frame (root first): index of its
 				 * trampoline in root-first order. */
     uint32_t *ids;
+    uint32_t weight = slot->weight ? slot->weight : 1;
     int i, j, n = 0, mismatch = 0, next;
     size_t cap = (size_t) nPc + (size_t) nTcl + 4;
 
@@ -110,11 +113,11 @@ TpMergeSlot(
 
     if (slot->flags & (TP_SLOT_CTRUNC | TP_SLOT_TCLTRUNC)) {
 	ids[n++] = TpProfilePseudoLoc(p, "[truncated]");
-	p->truncated++;
+	p->truncated += weight;
     }
     if (mismatch) {
 	ids[n++] = TpProfilePseudoLoc(p, "[merge-mismatch]");
-	p->mergeMismatch++;
+	p->mergeMismatch += weight;
     }
 
     /*
@@ -162,20 +165,21 @@ TpMergeSlot(
 	next++;
     }
     if (slot->flags & TP_SLOT_UNWERR) {
-	p->unwindErrors++;
+	p->unwindErrors += weight;
     }
     if (slot->flags & TP_SLOT_FALLBACK) {
-	p->unwindFallback++;
+	p->unwindFallback += weight;
     }
     if (slot->flags & TP_SLOT_UNWCHECK) {
-	p->unwindCheckMismatch++;
+	p->unwindCheckMismatch += weight;
     }
     p->handlerNsSum += slot->handlerNs;
+    p->handled++;
     if (slot->handlerNs > p->handlerNsMax) {
 	p->handlerNsMax = slot->handlerNs;
     }
     TpProfileAddStackWeighted(p, ids, (uint32_t) n, slot->tid, slot->timeNs,
-	    slot->weight ? slot->weight : 1);
+	    weight);
     free(ids);
     free(owner);
 }

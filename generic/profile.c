@@ -999,6 +999,7 @@ WindowOf(
     w->savedMeta = p->savedMeta ? strdup(p->savedMeta) : NULL;
     w->handlerNsSum = p->handlerNsSum;
     w->handlerNsMax = p->handlerNsMax;
+    w->handled = p->handled;
     w->lastScanNs = p->lastScanNs;
 
     w->modules.mods = calloc((size_t) p->modules.nMods + 1, sizeof(TpModule));

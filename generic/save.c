@@ -171,7 +171,7 @@ static const char *const ownKeys[] = {
     "format", "schema_version", "mode", "interval_us", "clock",
     "start_epoch_us", "start_time", "duration_ns", "dropped", "program",
     "samples", "truncated", "unwind_errors", "merge_mismatches",
-    "handler_ns_sum", "handler_ns_max", "first_ns", "last_ns",
+    "handler_ns_sum", "handler_ns_max", "handled", "first_ns", "last_ns",
     "saved_epoch_us", NULL
 };
 
@@ -605,6 +605,7 @@ BuildMeta(
     PUTW("merge_mismatches", p->mergeMismatch);
     PUTW("handler_ns_sum", p->handlerNsSum);
     PUTW("handler_ns_max", p->handlerNsMax);
+    PUTW("handled", p->handled);
     PUTW("first_ns", p->firstNs);
     PUTW("last_ns", p->lastNs);
     Tcl_GetTime(&now);
@@ -1266,6 +1267,9 @@ ReadMeta(
     }
     if (GETW("handler_ns_sum")) {
 	p->handlerNsSum += (uint64_t) w;
+    }
+    if (GETW("handled")) {
+	p->handled += (uint64_t) w;
     }
     if (GETW("handler_ns_max") && (uint64_t) w > p->handlerNsMax) {
 	p->handlerNsMax = (uint64_t) w;

@@ -1273,7 +1273,7 @@ TpSessionStatus(
     Tcl_Obj *d = Tcl_NewDictObj();
     TpProfile *p;
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
-    uint64_t fallback = 0, checkMism = 0;
+    uint64_t fallback = 0, checkMism = 0, handled = 0;
     uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
     uint64_t profileBytes, missed, overruns;
 
@@ -1297,6 +1297,7 @@ TpSessionStatus(
 	mism = p->mergeMismatch;
 	hSum = p->handlerNsSum;
 	hMax = p->handlerNsMax;
+	handled = p->handled ? p->handled : p->samples;
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
     missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
@@ -1346,7 +1347,7 @@ TpSessionStatus(
     PUT("mergeMismatches", Tcl_NewWideIntObj((Tcl_WideInt) mism));
     PUT("handlerNsMax", Tcl_NewWideIntObj((Tcl_WideInt) hMax));
     PUT("handlerNsMean", Tcl_NewWideIntObj((Tcl_WideInt)
-	    (samples ? hSum / samples : 0)));
+	    (handled ? hSum / handled : 0)));
     PUT("elapsedUs", Tcl_NewWideIntObj((Tcl_WideInt) (elapsed / 1000)));
     PUT("keep", Tcl_NewDoubleObj((double) s->opts.keepNs / 1e9));
     {

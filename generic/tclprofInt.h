@@ -666,7 +666,8 @@ struct TpProfile {
     TpStack *stacks; uint32_t nStacks, capStacks;
     TpHash *stackIndex;
     TpLogEntry *log; size_t nLog, capLog;
-    uint64_t samples;		/* Samples aggregated. */
+    uint64_t samples;		/* Samples aggregated, each by its weight
+				 * (ticks), as are the counters below. */
     uint64_t truncated;		/* ... flagged truncated. */
     uint64_t unwindErrors;
     uint64_t unwindFallback;	/* Samples unwound by libunwind because the
@@ -675,6 +676,9 @@ struct TpProfile {
     uint64_t mergeMismatch;
     uint64_t handlerNsSum;
     uint64_t handlerNsMax;
+    uint64_t handled;		/* Samples taken (each counted once): the
+				 * divisor of handlerNsSum. 0 in a file saved
+				 * before it was kept: samples is used. */
     uint64_t firstNs, lastNs;	/* Time of first and last sample. */
     TpCalls *calls; uint32_t nCalls, capCalls;
     TpHash *callIndex;		/* Exact call counts (trace mode). */

@@ -51,6 +51,8 @@ struct TpSession {
 				 * reset. */
     uint64_t overrunsBase;	/* Their ticks carried as weight by a later
 				 * sample, likewise. */
+    uint64_t faultsBase;	/* Their samples given up to a fault,
+				 * likewise. */
     pid_t pid;			/* Process the run started in. */
     pthread_t thread;		/* Thread the run samples (interp's). */
     Tcl_AsyncHandler forkAsync;	/* Restarts a run in a forked child. */
@@ -592,6 +594,7 @@ StopLocked(
     s->droppedBase += s->ring.dropped;
     s->missedBase += s->ring.missed + s->ring.pending;
     s->overrunsBase += s->ring.overruns;
+    s->faultsBase += s->ring.faults;
     TpRingFree(&s->ring);
     s->ringLive = 0;
     for (i = 0; i < s->nThreads; i++) {
@@ -600,6 +603,7 @@ StopLocked(
 	s->droppedBase += r->dropped;
 	s->missedBase += r->missed + r->pending;
 	s->overrunsBase += r->overruns;
+	s->faultsBase += r->faults;
 	TpRingFree(r);
 	s->threads[i]->ring = NULL;
     }
@@ -690,10 +694,12 @@ TpSessionReset(
 	s->droppedBase = 0 - s->ring.dropped;
 	s->missedBase = 0 - s->ring.missed;
 	s->overrunsBase = 0 - s->ring.overruns;
+	s->faultsBase = 0 - s->ring.faults;
     } else {
 	s->droppedBase = 0;
 	s->missedBase = 0;
 	s->overrunsBase = 0;
+	s->faultsBase = 0;
     }
     if (s->running) {
 	TpProfile *fresh = TpProfileNew();
@@ -832,8 +838,9 @@ TpSessionAddThread(
 	s->droppedBase += ts->ownRing.dropped;
 	s->missedBase += ts->ownRing.missed + ts->ownRing.pending;
 	s->overrunsBase += ts->ownRing.overruns;
+	s->faultsBase += ts->ownRing.faults;
 	ts->ownRing.dropped = ts->ownRing.missed = ts->ownRing.pending = 0;
-	ts->ownRing.overruns = 0;
+	ts->ownRing.overruns = ts->ownRing.faults = 0;
 	ts->probeSp = ts->stackHi = ts->threadId = 0;
 	ts->sawTcl = 0;
 	ts->comm[0] = '\0';
@@ -1275,7 +1282,7 @@ TpSessionStatus(
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
     uint64_t fallback = 0, checkMism = 0, handled = 0;
     uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
-    uint64_t profileBytes, missed, overruns;
+    uint64_t profileBytes, missed, overruns, faults;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
@@ -1302,6 +1309,7 @@ TpSessionStatus(
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
     missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
     overruns = s->overrunsBase + (s->ringLive ? s->ring.overruns : 0);
+    faults = s->faultsBase + (s->ringLive ? s->ring.faults : 0);
     if (s->ringLive) {
 	int i;
 
@@ -1309,6 +1317,7 @@ TpSessionStatus(
 	    dropped += s->threads[i]->ownRing.dropped;
 	    missed += s->threads[i]->ownRing.missed;
 	    overruns += s->threads[i]->ownRing.overruns;
+	    faults += s->threads[i]->ownRing.faults;
 	}
     }
     if (s->ringLive) {
@@ -1334,6 +1343,7 @@ TpSessionStatus(
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
     PUT("missed", Tcl_NewWideIntObj((Tcl_WideInt) missed));
     PUT("overruns", Tcl_NewWideIntObj((Tcl_WideInt) overruns));
+    PUT("faults", Tcl_NewWideIntObj((Tcl_WideInt) faults));
     PUT("deliveredRate", Tcl_NewDoubleObj(samples + missed == 0 ? 1.0
 	    : (double) samples / (double) (samples + missed)));
     PUT("truncated", Tcl_NewWideIntObj((Tcl_WideInt) truncated));
@@ -1448,6 +1458,7 @@ TpSessionSetProfile(
     s->droppedBase = p->dropped;
     s->missedBase = 0;
     s->overrunsBase = 0;
+    s->faultsBase = 0;
     s->mode = (TpMode) p->mode;
     s->opts.intervalUs = p->intervalUs;
     s->opts.clock = (TpClock) p->clock;
@@ -1704,6 +1715,7 @@ ForkAsyncProc(
     s->droppedBase = 0;
     s->missedBase = 0;
     s->overrunsBase = 0;
+    s->faultsBase = 0;
     pthread_mutex_unlock(&s->lock);
     o = s->opts;
     state = Tcl_SaveInterpState(s->interp, TCL_OK);

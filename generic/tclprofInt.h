@@ -41,6 +41,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#ifndef _WIN32
+#include <setjmp.h>
+#endif
 
 /*
  * Tcl 9 counts lengths and indexes in Tcl_Size; 8.6 in int.
@@ -269,6 +272,8 @@ typedef struct TpRing {
     uint64_t overruns;		/* Handler: ticks carried by a later
 				 * sample as its weight (the timer's
 				 * overruns). */
+    uint64_t faults;		/* Handler: samples given up because a read
+				 * faulted (their ticks are missed). */
 } TpRing;
 
 MODULE_SCOPE int	TpRingInit(TpRing *ring, size_t nBytes, uint32_t maxDepth);
@@ -866,6 +871,11 @@ typedef struct TpThreadState {
     uint64_t handlerNsMax;	/* Handler-written statistics. */
     uint64_t handlerNsSum;
     uint64_t handled;
+#ifndef _WIN32
+    volatile int faultGuard;	/* Handler: reading the program's memory;
+				 * a fault there jumps to faultJmp. */
+    sigjmp_buf faultJmp;
+#endif
 } TpThreadState;
 
 MODULE_SCOPE TpThreadState *TpThreadStateGet(void);	/* Creates it. */

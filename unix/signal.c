@@ -13,6 +13,10 @@
  *   - Re-entry is refused (a per-thread guard), never waited for.
  *   - When the ring is full the sample is dropped and counted; the handler
  *     never waits for the drain.
+ *   - A fault while it follows the program's pointers (GuardedCapture)
+ *     comes back to it through FaultHandler: the sample is given up and
+ *     counted. Every other SIGSEGV and SIGBUS goes on to the handler that
+ *     was installed before, or gets the default action.
  *   - Stop protocol: the owner clears ts->active, makes sure no handler
  *     runs (TpSignalQuiesce), and only then touches the ring or the trace.
  *   - A thread other than the one that started the run (-threads all)
@@ -68,7 +72,33 @@ static struct {
     int n;				/* Entries of list published. */
 } sigThreads;
 
+/*
+ * The fault guard: SIGSEGV and SIGBUS handlers installed with the SIGPROF
+ * one. A fault while a thread's faultGuard is set (the handler reading
+ * the program's memory) jumps back into the handler, which gives up that
+ * sample. Any other fault goes to the disposition found at install time:
+ * the previous handler is called, or the default action is put back and
+ * the faulting instruction runs again. TCLPROF_TEST_FAULTS (a number,
+ * read at install) makes that many samples read an unmapped address, so
+ * that the tests can check the guard.
+ */
+
+static struct {
+    struct sigaction segv;	/* The dispositions to chain to and to */
+    struct sigaction bus;	/* restore. */
+    volatile int testFaults;	/* Faults still to make (tests). */
+} faultState;
+
+/*
+ * Set while FaultHandler runs the previous handler: one that chains back
+ * to ours (it was installed after ours, and ours again after it) gets the
+ * default action instead of a loop.
+ */
+
+static __thread int faultChaining __attribute__((tls_model("initial-exec")));
+
 static void ProfHandler(int sig, siginfo_t *info, void *ucontext);
+static void FaultHandler(int sig, siginfo_t *info, void *ucontext);
 
 /*
  *----------------------------------------------------------------------
@@ -271,6 +301,67 @@ TickWeight(
 /*
  *----------------------------------------------------------------------
  *
+ * GuardedCapture --
+ *
+ *	The part of a sample that follows the program's pointers: the Tcl
+ *	stack (the interp's frames and objects in frames mode, the shadow
+ *	stack's in trace mode). A read that faults (a structure freed and
+ *	unmapped under a pointer that passed every check) comes back here
+ *	through FaultHandler, and the program goes on. Nothing called here
+ *	takes a lock, so none is left held. The C stack's unwind is not
+ *	guarded: it reads only between the stack pointer and the stack's
+ *	end, and libunwind's fallback may hold the loader's lock, which a
+ *	jump out of it would leave held.
+ *
+ * Results:
+ *	1 if the slot holds the sample; 0 if a read faulted.
+ *
+ * Side effects:
+ *	Fills the slot.
+ *
+ * Signal safety:
+ *	Called from the handler; sigsetjmp without the signal mask is a
+ *	few stores.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int __attribute__((noinline))
+GuardedCapture(
+    TpThreadState *ts,
+    TpSlot *slot)
+{
+    if (sigsetjmp(ts->faultJmp, 0) != 0) {
+	__atomic_store_n(&ts->faultGuard, 0, __ATOMIC_SEQ_CST);
+	return 0;
+    }
+    __atomic_store_n(&ts->faultGuard, 1, __ATOMIC_SEQ_CST);
+    if (faultState.testFaults > 0 && __atomic_sub_fetch(
+	    &faultState.testFaults, 1, __ATOMIC_RELAXED) >= 0) {
+	volatile uintptr_t unmapped = 16;
+
+	(void) *(volatile int *) unmapped;
+    }
+    if (ts->mode == TP_MODE_FRAMES) {
+	Tcl_Interp *interp = ts->foreign ? ForeignInterp(ts->ring, slot)
+		: ts->interp;
+
+	if (interp != NULL) {
+	    TpInterpCapture(interp, ts->ring, slot);
+	} else {
+	    slot->nTcl = 0;
+	    slot->flags |= TP_SLOT_NOTCL;
+	}
+    } else if (ts->mode == TP_MODE_TRACE && ts->trace != NULL) {
+	TpTraceCapture(ts->trace, ts->interp, ts->ring, slot);
+    }
+    __atomic_store_n(&ts->faultGuard, 0, __ATOMIC_SEQ_CST);
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ProfHandler --
  *
  *	The SIGPROF handler: takes one sample of the current thread into
@@ -358,22 +449,16 @@ ProfHandler(
 	slot->mode = (uint16_t) ts->mode;
 	w = TickWeight(ts->ring, info);
 	slot->weight = (uint32_t) (w > UINT32_MAX ? UINT32_MAX : w);
+
+	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
+	if (!GuardedCapture(ts, slot)) {
+	    /* A read faulted: the sample is given up, its ticks missed. */
+	    ts->ring->faults++;
+	    __atomic_add_fetch(&ts->ring->missed, w, __ATOMIC_ACQ_REL);
+	    goto done;
+	}
 	if (w > 1) {
 	    ts->ring->overruns += w - 1;
-	}
-	TpUnwindSignal(&ts->unwind, ucontext, ts->ring, slot);
-	if (ts->mode == TP_MODE_FRAMES) {
-	    Tcl_Interp *interp = ts->foreign ? ForeignInterp(ts->ring, slot)
-		    : ts->interp;
-
-	    if (interp != NULL) {
-		TpInterpCapture(interp, ts->ring, slot);
-	    } else {
-		slot->nTcl = 0;
-		slot->flags |= TP_SLOT_NOTCL;
-	    }
-	} else if (ts->mode == TP_MODE_TRACE && ts->trace != NULL) {
-	    TpTraceCapture(ts->trace, ts->interp, ts->ring, slot);
 	}
 	if (slot->nTcl > 0 && !ts->sawTcl) {
 	    ts->sawTcl = 1;
@@ -401,6 +486,138 @@ ProfHandler(
   done:
     __atomic_store_n(&ts->inHandler, 0, __ATOMIC_RELEASE);
     errno = savedErrno;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FaultHandler --
+ *
+ *	The SIGSEGV and SIGBUS handler of the fault guard (see faultState):
+ *	back into ProfHandler if the fault is its own, else on to the
+ *	disposition that was there before.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	A jump into ProfHandler; or the previous handler's; or the default
+ *	disposition put back (the fault repeats and kills as it would have).
+ *
+ * Signal safety:
+ *	Safe: loads, gettid, sigaction, raise, siglongjmp.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+FaultHandler(
+    int sig,
+    siginfo_t *info,
+    void *ucontext)
+{
+    TpThreadState *ts = tpThreadState;
+    const struct sigaction *prev;
+
+    if (info != NULL && info->si_code > 0) {	/* Sent by the kernel. */
+	if (ts == NULL || !ts->faultGuard) {
+	    ts = FindThread();
+	}
+	if (ts != NULL && ts->faultGuard) {
+	    siglongjmp(ts->faultJmp, 1);
+	}
+    }
+    prev = sig == SIGBUS ? &faultState.bus : &faultState.segv;
+    if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN
+	    && !faultChaining) {
+	faultChaining = 1;
+	if (prev->sa_flags & SA_SIGINFO) {
+	    prev->sa_sigaction(sig, info, ucontext);
+	} else {
+	    prev->sa_handler(sig);
+	}
+	faultChaining = 0;
+	return;
+    }
+
+    /*
+     * The default action: put it back. A fault's instruction runs again
+     * on return and faults again, now with the default action (a core
+     * dump that shows where); a signal someone sent is sent again.
+     */
+
+    sigaction(sig, prev, NULL);
+    if (info == NULL || info->si_code <= 0) {
+	raise(sig);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FaultInstall, FaultRestore --
+ *
+ *	Install the fault guard's handlers where they are not in place
+ *	(they chain to what was there), and put back what was there where
+ *	ours are still in place: a handler installed after ours, which may
+ *	chain to ours, stays. TCLPROF_TEST_FAULTS is read at every install.
+ *
+ * Results:
+ *	None. Without the guard (sigaction failed) the handler works as
+ *	before; a fault in it would kill the program.
+ *
+ * Side effects:
+ *	Change the SIGSEGV and SIGBUS dispositions.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+IsOurs(
+    int sig)
+{
+    struct sigaction cur;
+
+    return sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO)
+	    && cur.sa_sigaction == FaultHandler;
+}
+
+static void
+FaultInstall(void)
+{
+    struct sigaction sa;
+    const char *n = getenv("TCLPROF_TEST_FAULTS");
+
+    __atomic_store_n(&faultState.testFaults, n != NULL ? atoi(n) : 0,
+	    __ATOMIC_RELEASE);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = FaultHandler;
+
+    /*
+     * SA_NODEFER: the jump back into ProfHandler skips the return that
+     * would unblock the signal. SA_ONSTACK: a thread that set up an
+     * alternate stack for faults (a stack overflow) keeps using it.
+     */
+
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (!IsOurs(SIGSEGV)) {
+	sigaction(SIGSEGV, &sa, &faultState.segv);
+    }
+    if (!IsOurs(SIGBUS)) {
+	sigaction(SIGBUS, &sa, &faultState.bus);
+    }
+}
+
+static void
+FaultRestore(void)
+{
+    if (IsOurs(SIGSEGV)) {
+	sigaction(SIGSEGV, &faultState.segv, NULL);
+    }
+    if (IsOurs(SIGBUS)) {
+	sigaction(SIGBUS, &faultState.bus, NULL);
+    }
 }
 
 /*
@@ -444,9 +661,13 @@ TpSignalInstall(
     sa.sa_sigaction = ProfHandler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
+    sigdelset(&sa.sa_mask, SIGSEGV);	/* The fault guard's. */
+    sigdelset(&sa.sa_mask, SIGBUS);
+    FaultInstall();
     if (sigaction(SIGPROF, &sa, &signalState.previous) != 0) {
 	*errPtr = Tcl_ObjPrintf("cannot install the SIGPROF handler: %s",
 		strerror(errno));
+	FaultRestore();
 	return TCL_ERROR;
     }
     signalState.installed = 1;
@@ -505,6 +726,7 @@ TpSignalRestore(void)
     sigaction(SIGPROF, &ign, NULL);
     sigaction(SIGPROF, &signalState.previous, NULL);
     signalState.installed = 0;
+    FaultRestore();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

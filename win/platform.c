@@ -615,6 +615,7 @@ TakeSample(
 
     if (__builtin_setjmp(guard.jump)) {
 	/* A read faulted: this sample is dropped (not committed). */
+	ts->ring->faults++;
 	__atomic_add_fetch(&ts->ring->missed, weight, __ATOMIC_ACQ_REL);
 	ResumeThread(sp->target);
 	goto done;

@@ -731,6 +731,124 @@ SigprofCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * SegvCmd, SegvExit --
+ *
+ *	tphelper::segv ?default|foreign|restore?
+ *	Reports SIGSEGV's current disposition (default, ignore, foreign:
+ *	SegvExit, which _exit()s with status 42, or handler: anybody
+ *	else's); with an argument, sets it first (restore: the one found
+ *	before the first change, e.g. a sanitizer's).
+ *	tphelper::segv fault
+ *	Forks a child that reads an unmapped address, waits for it, and
+ *	returns its exit status, or "signal N".
+ *
+ * Results:
+ *	See above.
+ *
+ * Side effects:
+ *	May change SIGSEGV's disposition for the whole process; a child.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+SegvExit(
+    int sig)
+{
+    (void) sig;
+    _exit(42);
+}
+
+static int
+SegvCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    static const char *const actions[] = {
+	"default", "foreign", "restore", "fault", NULL
+    };
+    enum { S_DEFAULT, S_FOREIGN, S_RESTORE, S_FAULT };
+    static struct sigaction saved;
+    static int haveSaved = 0;
+    struct sigaction old, sa;
+    const char *what;
+    int idx = -1, status;
+    pid_t pid;
+
+    /* Syntax: tphelper::segv ?action?
+     *         [0]            [1] */
+    if (objc > 2) {
+	Tcl_WrongNumArgs(interp, 1, objv, "?action?");
+	return TCL_ERROR;
+    }
+    if (objc == 2 && Tcl_GetIndexFromObj(interp, objv[1], actions, "action",
+	    0, &idx) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (idx == S_FAULT) {
+	pid = fork();
+	if (pid < 0) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("fork failed: %s",
+		    Tcl_PosixError(interp)));
+	    return TCL_ERROR;
+	}
+	if (pid == 0) {
+	    volatile uintptr_t unmapped = 16;
+
+	    (void) *(volatile int *) unmapped;
+	    _exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+	    if (errno != EINTR) {
+		Tcl_SetObjResult(interp, Tcl_ObjPrintf("waitpid failed: %s",
+			Tcl_PosixError(interp)));
+		return TCL_ERROR;
+	    }
+	}
+	if (WIFEXITED(status)) {
+	    Tcl_SetObjResult(interp, Tcl_NewIntObj(WEXITSTATUS(status)));
+	} else {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("signal %d",
+		    WTERMSIG(status)));
+	}
+	return TCL_OK;
+    }
+    if (idx >= 0) {
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = idx == S_DEFAULT ? SIG_DFL : SegvExit;
+	if (sigaction(SIGSEGV, idx == S_RESTORE ? &saved : &sa, &old) != 0) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("sigaction failed: %s",
+		    Tcl_PosixError(interp)));
+	    return TCL_ERROR;
+	}
+	if (!haveSaved && idx != S_RESTORE) {
+	    saved = old;
+	    haveSaved = 1;
+	}
+    } else if (sigaction(SIGSEGV, NULL, &old) != 0) {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("sigaction failed: %s",
+		Tcl_PosixError(interp)));
+	return TCL_ERROR;
+    }
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+	what = "default";
+    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) {
+	what = "ignore";
+    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SegvExit) {
+	what = "foreign";
+    } else {
+	what = "handler";
+    }
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(what, -1));
+    return TCL_OK;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * MaskedSpinCmd, MaskedSpin --
  *
  *	tphelper::maskedspin ms
@@ -994,6 +1112,7 @@ Tphelper_Init(
 	{"::tphelper::fork",	ForkCmd},
 	{"::tphelper::sigprof",	SigprofCmd},
 	{"::tphelper::maskedspin",	MaskedSpinCmd},
+	{"::tphelper::segv",	SegvCmd},
 #endif
 	{"::tphelper::direct",	DirectCmd},
 	{"::tphelper::cthreads",	CThreadsCmd},

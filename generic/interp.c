@@ -3253,7 +3253,14 @@ typedef struct CalibFrame {
  *	The search of CalibInnerCmd. LocValue reads a location in a frame
  *	(the frames are live: they are the inner command's callers).
  *	FindLoc finds a location where two frames hold two given values,
- *	registers first. InterpMatch: a value is the interp. CallbackAt tells whether a value is a callback
+ *	registers first; with own, only the function's own: a register it
+ *	saved (one it did not save holds its caller's value: at -O0 the
+ *	calibration command's interp, kept in r14 by tclprof's code, was
+ *	still there in both trampolines, and in a worker thread that
+ *	register holds something else), a slot other than the ones it
+ *	saved registers in. The interp is the same in every frame, so
+ *	only it needs that. InterpMatch: a value is the interp. CallbackAt
+ *	tells whether a value is a callback
  *	running a given command (Dispatch's data: objProc, clientData, objc,
  *	objv). FindSite finds the innermost pair of frames with the same
  *	return address whose root location holds roots[1] and roots[0].
@@ -3293,16 +3300,29 @@ FindLoc(
     int (*match)(Calib *, const CalibFrame *, uintptr_t, int),
     Calib *cb,			/* ... whose values v must satisfy
 				 * match(cb, frame, v, 0 for i / 1 for j). */
+    int own,			/* Only the function's own registers and
+				 * slots. */
     TpValueLoc *out)
 {
     TpValueLoc loc;
     uintptr_t sizeI, sizeJ, off;
-    int r;
+    int r, k;
+    uint32_t saved = ~0u;	/* Registers the function saved. */
+    int32_t cfaOff[16];
 
     memset(&loc, 0, sizeof(loc));
+    memset(cfaOff, 0, sizeof(cfaOff));
+#ifndef _WIN32
+    if (own && !TpCfiSavedRegs(fr[i].ip - 1, &saved, cfaOff)) {
+	return 0;
+    }
+#endif
     loc.kind = TP_LOC_REG;
     for (r = 0; r < NREGS; r++) {
 	loc.reg = (uint8_t) calibRegs[r];
+	if (own && calibRegs[r] < 32 && !(saved & (1u << calibRegs[r]))) {
+	    continue;
+	}
 	if (match(cb, &fr[i], LocValue(&fr[i], &loc), 0)
 		&& match(cb, &fr[j], LocValue(&fr[j], &loc), 1)) {
 	    *out = loc;
@@ -3323,6 +3343,15 @@ FindLoc(
     loc.reg = 0;
     for (off = 0; off + 8 <= sizeI && off + 8 <= sizeJ && off < CALIB_SLOTS;
 	    off += 8) {
+	int theirs = 0;
+
+	for (k = 0; own && k < 16; k++) {
+	    theirs |= (saved & (1u << k)) && fr[i].sp + off
+		    == fr[i + 1].sp + (uintptr_t) (intptr_t) cfaOff[k];
+	}
+	if (theirs) {
+	    continue;
+	}
 	loc.off = (uint16_t) off;
 	if (match(cb, &fr[i], LocValue(&fr[i], &loc), 0)
 		&& match(cb, &fr[j], LocValue(&fr[j], &loc), 1)) {
@@ -3389,16 +3418,16 @@ FindSite(
     for (i = 0; i < n; i++) {
 	for (j = i + 1; j < n; j++) {
 	    if (fr[j].ip != fr[i].ip
-		    || !FindLoc(fr, n, i, j, RootMatch, cb, &root)) {
+		    || !FindLoc(fr, n, i, j, RootMatch, cb, 0, &root)) {
 		continue;
 	    }
 	    memset(&cb->site, 0, sizeof(cb->site));
 	    cb->site.ra = fr[i].ip;
 	    cb->site.root = root;
-	    if (!FindLoc(fr, n, i, j, CallbackAt, cb, &cb->site.cb)) {
+	    if (!FindLoc(fr, n, i, j, CallbackAt, cb, 0, &cb->site.cb)) {
 		cb->site.cb.kind = TP_LOC_NONE;
 	    }
-	    if (!FindLoc(fr, n, i, j, InterpMatch, cb, &cb->site.interp)) {
+	    if (!FindLoc(fr, n, i, j, InterpMatch, cb, 1, &cb->site.interp)) {
 		cb->site.interp.kind = TP_LOC_NONE;
 	    }
 	    return 1;

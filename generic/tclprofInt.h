@@ -494,6 +494,8 @@ MODULE_SCOPE void	TpCfiPrepare(int all);
 MODULE_SCOPE void	TpCfiWarm(void);
 MODULE_SCOPE int	TpCfiFrameExtent(uintptr_t pc, uintptr_t *loPtr,
 			    uintptr_t *hiPtr);
+MODULE_SCOPE int	TpCfiSavedRegs(uintptr_t pc, uint32_t *maskPtr,
+			    int32_t cfaOff[16]);
 MODULE_SCOPE int	TpCfiSameCfa(uintptr_t ref, uintptr_t lo, uintptr_t hi,
 			    uintptr_t *ranges, int max);
 MODULE_SCOPE int	TpCfiUnwind(const TpUnwindConfig *cfg, void *ucontext,

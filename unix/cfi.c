@@ -1282,6 +1282,55 @@ TpCfiFrameExtent(
 /*
  *----------------------------------------------------------------------
  *
+ * TpCfiSavedRegs --
+ *
+ *	The callee-saved registers the function holding pc has saved at pc
+ *	(so it uses them for values of its own), and where: register r at
+ *	CFA + cfaOff[r]. A register it has not saved still holds its
+ *	caller's value, and a slot where it saved one holds its caller's
+ *	value too.
+ *
+ * Results:
+ *	1 and *maskPtr (bit r: DWARF register r saved), cfaOff[] filled; 0
+ *	if no table covers pc.
+ *
+ * Side effects:
+ *	Compiles the tables if not done yet.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpCfiSavedRegs(
+    uintptr_t pc,
+    uint32_t *maskPtr,
+    int32_t cfaOff[16])
+{
+    const TpCfiModule *m;
+    uint32_t k;
+    int i, found = 0;
+
+    TpCfiPrepare(1);
+    pthread_mutex_lock(&cfi.lock);
+    m = RowAtLocked(pc, &k);
+    if (m != NULL && (m->rows[k].kind == ROW_RSP
+	    || m->rows[k].kind == ROW_RBP)) {
+	*maskPtr = 0;
+	for (i = 0; i < TP_CFI_NSAVED; i++) {
+	    if (m->rows[k].saved[i] != 0) {
+		*maskPtr |= 1u << savedDwarf[i];
+		cfaOff[savedDwarf[i]] = 8 * m->rows[k].saved[i];
+	    }
+	}
+	found = 1;
+    }
+    pthread_mutex_unlock(&cfi.lock);
+    return found;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpCfiSameCfa --
  *
  *	The stretches of [lo, hi) whose rows compute the CFA as the row at

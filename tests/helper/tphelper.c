@@ -594,6 +594,64 @@ SleepCmd(
 /*
  *----------------------------------------------------------------------
  *
+ * WaitChild, DispositionName --
+ *
+ *	WaitChild waits for child pid and sets the interp's result to its
+ *	exit status, or "signal N". DispositionName names a signal's
+ *	disposition: default, ignore, foreign (this helper's handler
+ *	foreign), or handler (anybody else's).
+ *
+ * Results:
+ *	WaitChild: a standard Tcl result. DispositionName: a static string.
+ *
+ * Side effects:
+ *	WaitChild reaps the child.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+WaitChild(
+    Tcl_Interp *interp,
+    pid_t pid)
+{
+    int status;
+
+    while (waitpid(pid, &status, 0) < 0) {
+	if (errno != EINTR) {
+	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("waitpid failed: %s",
+		    Tcl_PosixError(interp)));
+	    return TCL_ERROR;
+	}
+    }
+    if (WIFEXITED(status)) {
+	Tcl_SetObjResult(interp, Tcl_NewIntObj(WEXITSTATUS(status)));
+    } else {
+	Tcl_SetObjResult(interp, Tcl_ObjPrintf("signal %d", WTERMSIG(status)));
+    }
+    return TCL_OK;
+}
+
+static const char *
+DispositionName(
+    const struct sigaction *sa,
+    void (*foreign)(int))
+{
+    if (sa->sa_flags & SA_SIGINFO) {
+	return "handler";
+    }
+    if (sa->sa_handler == SIG_DFL) {
+	return "default";
+    }
+    if (sa->sa_handler == SIG_IGN) {
+	return "ignore";
+    }
+    return sa->sa_handler == foreign ? "foreign" : "handler";
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * ForkCmd --
  *
  *	tphelper::fork ?childExit?
@@ -619,7 +677,7 @@ ForkCmd(
     int objc,
     Tcl_Obj *const objv[])
 {
-    int childExit = -1, status;
+    int childExit = -1;
     pid_t pid;
 
     /* Syntax: tphelper::fork ?childExit?
@@ -644,19 +702,7 @@ ForkCmd(
 	Tcl_SetObjResult(interp, Tcl_NewWideIntObj((Tcl_WideInt) pid));
 	return TCL_OK;
     }
-    while (waitpid(pid, &status, 0) < 0) {
-	if (errno != EINTR) {
-	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("waitpid failed: %s",
-		    Tcl_PosixError(interp)));
-	    return TCL_ERROR;
-	}
-    }
-    if (WIFEXITED(status)) {
-	Tcl_SetObjResult(interp, Tcl_NewIntObj(WEXITSTATUS(status)));
-    } else {
-	Tcl_SetObjResult(interp, Tcl_ObjPrintf("signal %d", WTERMSIG(status)));
-    }
-    return TCL_OK;
+    return WaitChild(interp, pid);
 }
 
 /*
@@ -690,7 +736,6 @@ SigprofCmd(
     };
     enum { D_DEFAULT, D_IGNORE, D_FOREIGN };
     struct sigaction old, sa;
-    const char *what;
     int idx;
 
     /* Syntax: tphelper::sigprof ?disposition?
@@ -719,16 +764,8 @@ SigprofCmd(
 		Tcl_PosixError(interp)));
 	return TCL_ERROR;
     }
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
-	what = "default";
-    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) {
-	what = "ignore";
-    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == ForeignHandler) {
-	what = "foreign";
-    } else {
-	what = "handler";
-    }
-    Tcl_SetObjResult(interp, Tcl_NewStringObj(what, -1));
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+	    DispositionName(&old, ForeignHandler), -1));
     return TCL_OK;
 }
 
@@ -777,8 +814,7 @@ SegvCmd(
     static struct sigaction saved;
     static int haveSaved = 0;
     struct sigaction old, sa;
-    const char *what;
-    int idx = -1, status;
+    int idx = -1;
     pid_t pid;
 
     /* Syntax: tphelper::segv ?action?
@@ -804,20 +840,7 @@ SegvCmd(
 	    (void) *(volatile int *) unmapped;
 	    _exit(0);
 	}
-	while (waitpid(pid, &status, 0) < 0) {
-	    if (errno != EINTR) {
-		Tcl_SetObjResult(interp, Tcl_ObjPrintf("waitpid failed: %s",
-			Tcl_PosixError(interp)));
-		return TCL_ERROR;
-	    }
-	}
-	if (WIFEXITED(status)) {
-	    Tcl_SetObjResult(interp, Tcl_NewIntObj(WEXITSTATUS(status)));
-	} else {
-	    Tcl_SetObjResult(interp, Tcl_ObjPrintf("signal %d",
-		    WTERMSIG(status)));
-	}
-	return TCL_OK;
+	return WaitChild(interp, pid);
     }
     if (idx >= 0) {
 	memset(&sa, 0, sizeof(sa));
@@ -837,16 +860,8 @@ SegvCmd(
 		Tcl_PosixError(interp)));
 	return TCL_ERROR;
     }
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
-	what = "default";
-    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) {
-	what = "ignore";
-    } else if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SegvExit) {
-	what = "foreign";
-    } else {
-	what = "handler";
-    }
-    Tcl_SetObjResult(interp, Tcl_NewStringObj(what, -1));
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(
+	    DispositionName(&old, SegvExit), -1));
     return TCL_OK;
 }
 

@@ -22,8 +22,10 @@
 set here [file dirname [file normalize [info script]]]
 set top [file dirname $here]
 array set opt {-rounds 5 -modes {frames trace} -interval 1000 -scale 1.0}
-# Work units per program: about 2-3 s each on a 2-core VM.
-set scales {recursion 60 text 24 tcllib 25 events 120 coroutines 70 tcloo 120}
+# Work units per program: about 2-3 s each on a quiet 2-core VM (the
+# event loop's time is its round trips' latency, not CPU: 2.2 s, but
+# 11.5 s in one run).
+set scales {recursion 300 text 144 tcllib 200 events 120 coroutines 350 tcloo 600}
 set opt(-programs) [dict keys $scales]
 array set opt $argv
 

@@ -3314,7 +3314,8 @@ FindLoc(
     memset(cfaOff, 0, sizeof(cfaOff));
 #ifndef _WIN32
     if (own && !TpCfiSavedRegs(fr[i].ip - 1, &saved, cfaOff)) {
-	return 0;
+	saved = ~0u;		/* No table here: any location, as before. */
+	memset(cfaOff, 0, sizeof(cfaOff));
     }
 #endif
     loc.kind = TP_LOC_REG;

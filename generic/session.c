@@ -450,7 +450,6 @@ TpSessionStart(
     ts->mode = mode;
     ts->trace = s->trace;
     ts->unwind = s->unwind;
-    ts->handlerNsMax = ts->handlerNsSum = ts->handled = 0;
     s->ts = ts;
     TpUnwindWarm();
 
@@ -719,9 +718,6 @@ TpSessionReset(
     }
     s->elapsedNs = 0;
     s->startNs = TpNowNs();
-    if (s->ts != NULL) {
-	s->ts->handlerNsMax = 0;
-    }
     pthread_mutex_unlock(&s->lock);
     return TCL_OK;
 }
@@ -844,7 +840,6 @@ TpSessionAddThread(
 	ts->probeSp = ts->stackHi = ts->threadId = 0;
 	ts->sawTcl = 0;
 	ts->comm[0] = '\0';
-	ts->handlerNsMax = ts->handlerNsSum = ts->handled = 0;
 	if (i < 64) {
 	    s->threadsNamed &= ~((uint64_t) 1 << i);
 	}

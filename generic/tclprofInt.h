@@ -870,9 +870,6 @@ typedef struct TpThreadState {
     volatile int sawTcl;	/* Handler: a sample had Tcl frames. */
     char comm[16];		/* The kernel's name of a foreign thread. */
     TpRing ownRing;		/* The ring of a foreign thread. */
-    uint64_t handlerNsMax;	/* Handler-written statistics. */
-    uint64_t handlerNsSum;
-    uint64_t handled;
 #ifndef _WIN32
     volatile int faultGuard;	/* Handler: reading the program's memory;
 				 * a fault there jumps to faultJmp. */

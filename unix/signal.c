@@ -465,13 +465,7 @@ ProfHandler(
 	}
 	dt = TpNowNs() - t0;
 	slot->handlerNs = (uint32_t) (dt > UINT32_MAX ? UINT32_MAX : dt);
-	if (TpRingCommit(ts->ring)) {
-	    if (dt > ts->handlerNsMax) {
-		ts->handlerNsMax = dt;
-	    }
-	    ts->handlerNsSum += dt;
-	    ts->handled++;
-	} else if (w > 1) {
+	if (!TpRingCommit(ts->ring) && w > 1) {
 	    /* Dropped (counted once): the ticks it carried are missed. */
 	    ts->ring->overruns -= w - 1;
 	    __atomic_add_fetch(&ts->ring->missed, w - 1, __ATOMIC_ACQ_REL);

@@ -646,13 +646,7 @@ TakeSample(
 	}
 	dt = TpNowNs() - t0;
 	slot->handlerNs = (uint32_t) (dt > UINT32_MAX ? UINT32_MAX : dt);
-	if (TpRingCommit(ts->ring)) {
-	    if (dt > ts->handlerNsMax) {
-		ts->handlerNsMax = dt;
-	    }
-	    ts->handlerNsSum += dt;
-	    ts->handled++;
-	}
+	TpRingCommit(ts->ring);
     }
     guard.thread = 0;
     ResumeThread(sp->target);

@@ -45,6 +45,7 @@ static int	HashFind(const TpProfile *p, TpHash *h, uint32_t hash,
 		    TpEqProc *eq, const void *key, uint32_t *idPtr);
 static void	HashInsert(TpHash *h, uint32_t hash, uint32_t id);
 static void *	Grow(void *ptr, size_t *cap, size_t need, size_t elemSize);
+static int	IsOwnModule(const char *name);
 
 /*
  * FNV-1a over bytes, then mixed: adequate for ids and short names.
@@ -428,6 +429,40 @@ InternLoc(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * IsOwnModule --
+ *
+ *	Whether a module is tclprof's own library: libtclprof*.so on Unix,
+ *	tclprof.dll or tclprof<version>.dll on Windows (in any case there).
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+IsOwnModule(
+    const char *name)
+{
+    static const char own[] = "tclprof";
+    size_t i;
+
+    if (strncmp(name, "libtclprof", 10) == 0) {
+	return 1;
+    }
+    for (i = 0; i < sizeof(own) - 1; i++) {
+	if ((name[i] | 0x20) != own[i]) {
+	    return 0;
+	}
+    }
+    while (name[i] >= '0' && name[i] <= '9') {
+	i++;
+    }
+    return (name[i] == '.' && (name[i + 1] | 0x20) == 'd'
+	    && (name[i + 2] | 0x20) == 'l' && (name[i + 3] | 0x20) == 'l'
+	    && name[i + 4] == '\0');
+}
+
 uint32_t
 TpProfileCLoc(
     TpProfile *p,
@@ -460,7 +495,7 @@ TpProfileCLoc(
     k.kind = (mod >= 0 && (p->modules.mods[mod].isTcl
 	    || (offset >= p->modules.mods[mod].tclLo
 		&& offset < p->modules.mods[mod].tclHi)
-	    || strncmp(p->modules.mods[mod].shortName, "libtclprof", 10) == 0))
+	    || IsOwnModule(p->modules.mods[mod].shortName)))
 	    ? TP_KIND_INTERNAL : TP_KIND_C;
     k.type = 0;
     k.module = mod;

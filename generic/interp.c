@@ -2148,12 +2148,15 @@ NameWords(
  *	Tcl frames before the trampoline that will run them is on the C
  *	stack. They are recognised when the innermost trampoline runs the
  *	Dispatch of a command (its C function has not returned) and the
- *	raw frames inner to that command's own word (its bytecode's
- *	CmdFrame, whose TEBCresume lies below the Dispatch in the callback
- *	list) are all command levels of an evaluation (a list's or a
- *	script's), none of them a proc, lambda or method frame, which only
- *	a running trampoline pushes: they go below the C frames that are
- *	calling them.
+ *	raw frames inner to that command's own levels are all command
+ *	levels of an evaluation (a list's or a script's), none of them a
+ *	proc, lambda or method frame, which only a running trampoline
+ *	pushes: they go below the C frames that are calling them. The
+ *	command's own levels are those whose witness callback lies below
+ *	the Dispatch, down to its bytecode's TEBCresume: the bytecode's
+ *	CmdFrame, and the list's CmdFrame when the command was evaluated
+ *	as a list ([eval [list cmd ...]], [uplevel #0 [list source f]]),
+ *	whose callback holds it in data[1].
  *
  * Results:
  *	The number of such frames at the start of raw[] (0 if none).
@@ -2170,8 +2173,8 @@ static int
 EnteringFrames(
     Cap *c)
 {
-    NRE_callback *cb0, *cb;
-    int steps, i;
+    NRE_callback *cb0, *cb, *walked[DISPATCH_STEPS];
+    int steps, i, j;
 
     int k = 0;
 
@@ -2185,17 +2188,26 @@ EnteringFrames(
     }
     for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
 	    cb = cb->nextPtr, steps++) {
+	walked[steps] = cb;
 	if (cb->procPtr == known.tebcResume) {
-	    for (i = 0; i < c->n; i++) {
-		if (c->raw[i].type != TP_TCL_CMD) {
-		    return 0;
-		}
-		if (c->raw[i].key == 0
-			&& c->raw[i].anchor == (uintptr_t) cb->data[0]) {
-		    return i;
-		}
-	    }
+	    break;
+	}
+    }
+    if (!OKP(cb) || steps == DISPATCH_STEPS) {
+	return 0;
+    }
+    for (i = 0; i < c->n; i++) {
+	if (c->raw[i].type != TP_TCL_CMD) {
 	    return 0;
+	}
+	if (c->raw[i].key != 0 || c->raw[i].anchor == 0) {
+	    continue;
+	}
+	for (j = 0; j <= steps; j++) {
+	    if (c->raw[i].anchor == (uintptr_t) walked[j]->data[0]
+		    || c->raw[i].anchor == (uintptr_t) walked[j]->data[1]) {
+		return i;
+	    }
 	}
     }
     return 0;

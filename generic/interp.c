@@ -2188,6 +2188,12 @@ EnteringFrames(
     }
     for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
 	    cb = cb->nextPtr, steps++) {
+	if ((uintptr_t) cb == c->tramp[k].root) {
+	    return 0;		/* The command was called from C (Tcl_EvalEx
+				 * runs each command in a trampoline of its
+				 * own): its frames are its own, not C's
+				 * entering Tcl. */
+	}
 	walked[steps] = cb;
 	if (cb->procPtr == known.tebcResume) {
 	    break;

@@ -39,9 +39,10 @@ packages="$packages clang zlib1g-dev"
 # Node.js for the browser test, from Debian unless the machine has one.
 command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
 # The Windows job: the cross compiler, wine, and dpkg-dev (apt-get source
-# unpacks Debian's tcl8.6 and sqlite3 sources with it).
+# unpacks Debian's tcl8.6 and sqlite3 sources with it), and tcllib (its
+# pure-Tcl json serves the Windows tclsh in export.test).
 if [ "$job" = test-windows ]; then
-    packages="gcc make tcl8.6 mingw-w64 wine64 dpkg-dev"
+    packages="gcc make tcl8.6 mingw-w64 wine64 dpkg-dev tcllib"
 fi
 
 missing=""

@@ -2156,7 +2156,9 @@ NameWords(
  *	the Dispatch, down to its bytecode's TEBCresume: the bytecode's
  *	CmdFrame, and the list's CmdFrame when the command was evaluated
  *	as a list ([eval [list cmd ...]], [uplevel #0 [list source f]]),
- *	whose callback holds it in data[1].
+ *	whose callback holds it in data[1]. A command whose trampoline
+ *	reaches its root before any TEBCresume was called from C (each
+ *	command of a Tcl_EvalEx): none of its frames is being entered.
  *
  * Results:
  *	The number of such frames at the start of raw[] (0 if none).

@@ -497,6 +497,21 @@ FirstWord(
     *wordLen = s - w;
 }
 
+/*
+ * TpInterpFirstWord: FirstWord for trace mode, which names the commands
+ * running at start as frames mode names CMD frames.
+ */
+
+void
+TpInterpFirstWord(
+    const char *s,
+    int len,
+    const char **wordPtr,
+    int *wordLen)
+{
+    FirstWord(s, len, wordPtr, wordLen);
+}
+
 static int
 BcDecode(
     Interp *iPtr,
@@ -1861,6 +1876,76 @@ WalkFrom(
     return 1;
 }
 
+/*
+ * BoundRoots --
+ *
+ *	The root of a trampoline not read at a callback call, bounded by the
+ *	next outer one's. When that one was read at its callback call, the
+ *	callback it runs (X) was popped before the call, so the inner
+ *	trampoline's evaluation began with the list at X->nextPtr or above
+ *	it: its root is there or newer. A root read from the register that
+ *	is met below X->nextPtr in the outer interp's list is its caller's
+ *	stale value (TclNRRunCallbacks' prologue or epilogue, which a frame
+ *	pointer build's CFI does not tell from its body; often the outermost
+ *	loop's NULL root), and would give the outer trampoline's frames to
+ *	the inner one. That root, and one left unknown there, becomes
+ *	X->nextPtr: before the loop has run a callback, the frames its
+ *	evaluation pushed (a proc's CallFrame) are its own; after the last
+ *	one, nothing is above the root. A root met above X->nextPtr is kept,
+ *	as is one not met at all (a child interp's list, proven or not
+ *	later). A NULL or unknown root is replaced only when one interp is
+ *	evaluating (else it may be a child interp's first loop, whose NULL
+ *	root is matched by interp). A root met in the walk (or the bound,
+ *	met on the way) is marked proven. Signal-safe: X is live by
+ *	construction, the list read from its top within PROVE_STEPS.
+ */
+
+static void
+BoundRoots(
+    Cap *c,
+    Interp *interp,
+    int oneInterp)		/* No child interp is evaluating. */
+{
+    int k, steps, below;
+
+    for (k = 0; k + 1 < c->nTramp; k++) {
+	TpTramp *t = &TpSlotTramps(c->ring, c->slot)[k];
+	const TpTramp *o = &c->tramp[k + 1];
+	NRE_callback *x = (NRE_callback *) o->cb, *bound, *cb;
+	Interp *ip = OKP((void *) o->interp) ? (Interp *) o->interp : interp;
+
+	if ((t->spare & TP_TRAMP_SURE) || !(o->spare & TP_TRAMP_SURE)
+		|| !OKP(x) || !OKP(ip->execEnvPtr)) {
+	    continue;
+	}
+	bound = x->nextPtr;
+	if (bound == NULL) {
+	    continue;		/* The bottom of a list: nothing to bound. */
+	}
+	if (t->root == TP_ROOT_UNKNOWN || t->root == 0) {
+	    if (oneInterp) {
+		t->root = (uintptr_t) bound;
+	    }
+	    continue;
+	}
+	for (cb = ip->execEnvPtr->callbackPtr, steps = below = 0;
+		OKP(cb) && steps < PROVE_STEPS; cb = cb->nextPtr, steps++) {
+	    if ((uintptr_t) cb == t->root) {
+		break;
+	    }
+	    below |= (cb == bound);
+	}
+	if (OKP(cb) && steps < PROVE_STEPS) {
+	    if (below) {
+		t->root = (uintptr_t) bound;
+	    }
+	    c->rootMet |= (uint64_t) 1 << (k & 63);	/* Met in the list:
+							 * RootProven need not
+							 * walk it again. */
+	}
+    }
+}
+
 static void
 DispatchFrames(
     Cap *c,
@@ -2507,6 +2592,7 @@ TpInterpCapture(
 	return;
     }
     n = ActiveInterps((Interp *) interp, list, depth);
+    BoundRoots(&c, (Interp *) interp, n == 1);
 
     /*
      * Deepest interps first: their frames are usually the innermost, and
@@ -3086,12 +3172,24 @@ static const int calibRegs[] = {
 
 enum {
     API_EVALOBJV, API_EVALOBJEX, API_EVALOBJEX_LIST, API_EVALEX, API_EXPR,
-    API_SUBST, API_NRCALL, API_COUNT
+    API_SUBST, API_NRCALL, API_CHILD, API_COUNT
 };
 static const char *const apiNames[API_COUNT] = {
     "Tcl_EvalObjv", "Tcl_EvalObjEx", "Tcl_EvalObjEx(list)", "Tcl_EvalEx",
-    "Tcl_ExprObj", "Tcl_SubstObj", "Tcl_NRCallObjProc"
+    "Tcl_ExprObj", "Tcl_SubstObj", "Tcl_NRCallObjProc", "interp eval"
 };
+
+#if TCL_MAJOR_VERSION < 9 && !defined(Tcl_CreateChild)
+#define Tcl_CreateChild Tcl_CreateSlave	/* 8.6.10's headers. */
+#endif
+
+/*
+ * API_CHILD is libtcl entering Tcl by itself: [interp eval child script]
+ * runs the child's trampoline in TclEvalObjEx, called from tclInterp.c,
+ * which clang -O3 compiles out of line with a copy of the loop that no
+ * entry API reaches. The calibration commands are then the child's, and
+ * each entry is the parent's [interp eval].
+ */
 
 typedef struct Calib {
     int api;			/* API_* being calibrated. */
@@ -3105,6 +3203,8 @@ typedef struct Calib {
     int found;			/* ... if it found it. */
     Object *oPtr;		/* Object whose forward runs CalibMethodCmd. */
     int nCtx;			/* Callbacks found holding its context. */
+    Tcl_Interp *parent;		/* API_CHILD: the interp evaluating */
+    Tcl_Obj *childPath;		/* [interp eval childPath name]. */
 } Calib;
 
 /*
@@ -3187,6 +3287,19 @@ CalibEnter(
 	return Tcl_EvalEx(interp, Tcl_GetString(nameObj), -1, 0);
     case API_NRCALL:
 	return Tcl_NRCallObjProc(interp, CalibNRProc, nameObj, 0, NULL);
+    case API_CHILD: {
+	Tcl_Obj *words[4];
+
+	words[0] = Tcl_NewStringObj("::interp", -1);
+	words[1] = Tcl_NewStringObj("eval", -1);
+	words[2] = cb->childPath;
+	words[3] = nameObj;
+	objPtr = Tcl_NewListObj(4, words);
+	Tcl_IncrRefCount(objPtr);
+	code = Tcl_EvalObjEx(cb->parent, objPtr, 0);
+	Tcl_DecrRefCount(objPtr);
+	return code;
+    }
     case API_EVALOBJEX_LIST:
 	objPtr = Tcl_NewListObj(1, &nameObj);
 	break;
@@ -3943,9 +4056,32 @@ TpInterpCalibrate(
     Tcl_CreateObjCommand(interp, outer, CalibOuterCmd, &cb, NULL);
     Tcl_CreateObjCommand(interp, inner, CalibInnerCmd, &cb, NULL);
     for (cb.api = 0; cb.api < API_COUNT; cb.api++) {
+	Tcl_Interp *in = interp;
+
 	cb.depth = 0;
 	cb.found = 0;
-	code = CalibEnter(&cb, interp, cb.outerName);
+	if (cb.api == API_CHILD) {
+	    char child[64];
+
+	    snprintf(child, sizeof(child), "tclprof_calibChild%p", (void *) &cb);
+	    in = Tcl_CreateChild(interp, child, 0);
+	    if (in == NULL) {
+		continue;
+	    }
+	    cb.parent = interp;
+	    cb.childPath = Tcl_NewListObj(0, NULL);
+	    Tcl_ListObjAppendElement(NULL, cb.childPath,
+		    Tcl_NewStringObj(child, -1));
+	    Tcl_IncrRefCount(cb.childPath);
+	    Tcl_CreateObjCommand(in, outer, CalibOuterCmd, &cb, NULL);
+	    Tcl_CreateObjCommand(in, inner, CalibInnerCmd, &cb, NULL);
+	}
+	code = CalibEnter(&cb, in, cb.outerName);
+	if (cb.api == API_CHILD) {
+	    Tcl_DeleteInterp(in);
+	    Tcl_DecrRefCount(cb.childPath);
+	    cb.childPath = NULL;
+	}
 	if (code != TCL_OK || cb.depth != 2 || !cb.found
 		|| cb.roots[0] == cb.roots[1]) {
 	    if (cb.api == API_EVALOBJV || cb.api == API_EVALOBJEX) {
@@ -4255,6 +4391,7 @@ TpInterpFrameCmd(
 {
     CallFrame *fp = frame;
     Proc *procPtr = fp->procPtr;
+    Tcl_Command token;
     Name nm;
 
     if (!(fp->isProcCallFrame & FRAME_IS_PROC) || procPtr == NULL) {
@@ -4279,16 +4416,22 @@ TpInterpFrameCmd(
     /*
      * A running proc keeps its Proc, not its Command: the proc may have
      * deleted its own command. The Command is used only if the name the
-     * frame was called by still resolves to it (pointers compared, the
-     * old one never read).
+     * frame was called by still resolves to it, or to a command imported
+     * from it (pointers compared, the old one never read).
      */
 
-    if (procPtr->cmdPtr == NULL || fp->objc < 1 || fp->objv == NULL
-	    || Tcl_GetCommandFromObj(interp, fp->objv[0])
-		!= (Tcl_Command) procPtr->cmdPtr) {
+    if (procPtr->cmdPtr == NULL || fp->objc < 1 || fp->objv == NULL) {
 	return -1;
     }
-    *tokenPtr = (Tcl_Command) procPtr->cmdPtr;
+    token = Tcl_GetCommandFromObj(interp, fp->objv[0]);
+    if (token != NULL && token != (Tcl_Command) procPtr->cmdPtr) {
+	/* Called by a name [namespace import] made (tcltest's test). */
+	token = TclGetOriginalCommand(token);
+    }
+    if (token == NULL || token != (Tcl_Command) procPtr->cmdPtr) {
+	return -1;
+    }
+    *tokenPtr = token;
     return TP_TCL_PROC;
 }
 
@@ -4552,47 +4695,137 @@ TpInterpTraceInProgress(
 /*
  *----------------------------------------------------------------------
  *
- * TpInterpProcFrames, TpInterpFrameLive --
+ * TpInterpStartFrames, TpInterpCmdFrameKeys, TpInterpFrameLive,
+ * TpInterpCmdFrameLive --
  *
  *	Trace mode knows only the commands entered while its trace exists.
- *	TpInterpProcFrames lists the proc, lambda and method frames active
- *	when it starts (innermost first, not in a coroutine); the handler
- *	shows those still live (TpInterpFrameLive: on the interp's current
- *	CallFrame chain) outside the traced ones.
+ *	TpInterpStartFrames lists the frames active when it starts,
+ *	innermost first, walking the CallFrame and CmdFrame chains together
+ *	as frames mode does (WalkContext): the proc, lambda and method
+ *	frames, and the commands that pushed no CallFrame (a [foreach] of a
+ *	sourced file, [uplevel], [eval], [source]: what frames mode shows as
+ *	CMD frames), without the innermost command, the one starting the
+ *	profiler. Not in a coroutine. A command is recorded with its
+ *	CmdFrame and what tells that the CmdFrame still runs it: a script
+ *	level runs its commands one after the other in one CmdFrame, and a
+ *	CmdFrame's memory is reused by later ones. For bytecode, the
+ *	ByteCode and the pc of the call; for Tcl_EvalEx, the command's text;
+ *	for a list, the list (TpInterpCmdFrameKeys). [info frame] fills in
+ *	a command's text the first time it is asked: the trace names the
+ *	commands that way, then takes their keys again. The handler shows
+ *	those still live (TpInterpFrameLive: on the interp's current
+ *	CallFrame chain; TpInterpCmdFrameLive: on its CmdFrame chain,
+ *	running the same command) outside the traced ones.
  *
  * Results:
- *	TpInterpProcFrames: the number of frames stored in frames[].
- *	TpInterpFrameLive: 1 if framePtr is on the chain.
+ *	TpInterpStartFrames: the number of frames stored in out[].
+ *	TpInterpCmdFrameKeys: none (sets the keys of sf).
+ *	TpInterpFrameLive, TpInterpCmdFrameLive: 1 if live.
  *
  * Side effects:
  *	None.
  *
- * Signal safety: TpInterpFrameLive is safe (bounded walk, checked
- *	pointers).
+ * Signal safety: TpInterpFrameLive and TpInterpCmdFrameLive are safe
+ *	(bounded walks, checked pointers).
  *
  *----------------------------------------------------------------------
  */
 
 int
-TpInterpProcFrames(
+TpInterpStartFrames(
     Tcl_Interp *interp,
-    void **frames,
+    TpStartFrame *out,
     int max)
 {
     Interp *iPtr = (Interp *) interp;
     CallFrame *fp = iPtr->framePtr;
-    int n = 0, steps = 0;
+    CmdFrame *cf = iPtr->cmdFramePtr;
+    int n = 0, steps = 0, innermost = 1;
 
     if (iPtr->execEnvPtr->corPtr != NULL) {
 	return 0;
     }
-    for (; fp != NULL && fp->callerPtr != NULL && n < max
-	    && steps++ < MAX_CHAIN; fp = fp->callerPtr) {
-	if ((fp->isProcCallFrame & FRAME_IS_PROC) && fp->procPtr != NULL) {
-	    frames[n++] = fp;
+    for (;;) {
+	CallFrame *stop = (cf != NULL) ? cf->framePtr : NULL;
+	int pushed = 0;
+
+	for (; fp != NULL && fp != stop && fp->callerPtr != NULL && n < max
+		&& steps++ < MAX_CHAIN; fp = fp->callerPtr, pushed++) {
+	    if ((fp->isProcCallFrame & FRAME_IS_PROC) && fp->procPtr != NULL) {
+		out[n].frame = fp;
+		out[n].isCmd = 0;
+		out[n].level = 0;
+		out[n].key1 = out[n].key2 = 0;
+		n++;
+	    }
 	}
+	if (cf == NULL || fp != stop || n >= max || steps++ >= MAX_CHAIN) {
+	    break;
+	}
+	if (pushed == 0 && !innermost && (cf->type == TCL_LOCATION_BC
+		|| cf->type == TCL_LOCATION_PREBC
+		|| cf->type == TCL_LOCATION_EVAL
+		|| cf->type == TCL_LOCATION_SOURCE)) {
+	    out[n].frame = cf;
+	    out[n].isCmd = 1;
+	    out[n].level = cf->level;
+	    TpInterpCmdFrameKeys(&out[n]);
+	    n++;
+	}
+	innermost = 0;
+	cf = cf->nextPtr;
     }
     return n;
+}
+
+void
+TpInterpCmdFrameKeys(
+    TpStartFrame *sf)
+{
+    CmdFrame *cf = sf->frame;
+
+    if (cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC) {
+	sf->key1 = (uintptr_t) cf->data.tebc.codePtr;
+	sf->key2 = (uintptr_t) cf->data.tebc.pc;
+    } else if (cf->cmd != NULL) {
+	sf->key1 = (uintptr_t) cf->cmd;
+	sf->key2 = 0;
+    } else {
+	sf->key1 = 0;
+	sf->key2 = (uintptr_t) cf->cmdObj;
+    }
+}
+
+int
+TpInterpCmdFrameLive(
+    Tcl_Interp *interp,
+    const TpStartFrame *sf)
+{
+    CmdFrame *cf;
+    int steps = 0;
+
+    if (!OKP(interp)) {
+	return 0;
+    }
+    for (cf = ((Interp *) interp)->cmdFramePtr; OKP(cf)
+	    && steps++ < MAX_CHAIN; cf = cf->nextPtr) {
+	if (cf == sf->frame) {
+	    if (cf->level != sf->level) {
+		return 0;
+	    }
+	    if (cf->type == TCL_LOCATION_BC || cf->type == TCL_LOCATION_PREBC) {
+		return (uintptr_t) cf->data.tebc.codePtr == sf->key1
+			&& (uintptr_t) cf->data.tebc.pc == sf->key2;
+	    }
+	    if (cf->type == TCL_LOCATION_EVAL
+		    || cf->type == TCL_LOCATION_SOURCE) {
+		return sf->key1 != 0 ? (uintptr_t) cf->cmd == sf->key1
+			: (cf->cmd == NULL && (uintptr_t) cf->cmdObj == sf->key2);
+	    }
+	    return 0;
+	}
+    }
+    return 0;
 }
 
 int

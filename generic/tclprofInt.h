@@ -572,11 +572,32 @@ MODULE_SCOPE int	TpInterpNextMethod(Tcl_Interp *interp,
 						 * [next] runs. */
 MODULE_SCOPE void *	TpInterpNreProc(Tcl_Command token);
 MODULE_SCOPE int	TpInterpTraceInProgress(Tcl_Interp *interp);
-MODULE_SCOPE int	TpInterpProcFrames(Tcl_Interp *interp, void **frames,
-			    int max);
-MODULE_SCOPE int	TpInterpFrameLive(Tcl_Interp *interp, void *framePtr);
 						/* Signal-safe. Running an
 						 * execution trace. */
+
+/*
+ * A frame active when trace mode starts (TpInterpStartFrames): a proc,
+ * lambda or method CallFrame, or the CmdFrame of a command that pushed
+ * none, with what identifies the command it runs.
+ */
+
+typedef struct TpStartFrame {
+    void *frame;		/* CallFrame, or CmdFrame if isCmd. */
+    int isCmd;
+    int level;			/* CmdFrame: its level ([info frame]). */
+    uintptr_t key1, key2;	/* CmdFrame: the command it runs. */
+} TpStartFrame;
+
+MODULE_SCOPE int	TpInterpStartFrames(Tcl_Interp *interp,
+			    TpStartFrame *out, int max);
+MODULE_SCOPE int	TpInterpFrameLive(Tcl_Interp *interp, void *framePtr);
+						/* Signal-safe. */
+MODULE_SCOPE void	TpInterpCmdFrameKeys(TpStartFrame *sf);
+MODULE_SCOPE void	TpInterpFirstWord(const char *s, int len,
+			    const char **wordPtr, int *wordLen);
+						/* Signal-safe. */
+MODULE_SCOPE int	TpInterpCmdFrameLive(Tcl_Interp *interp,
+			    const TpStartFrame *sf);	/* Signal-safe. */
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp,
@@ -888,6 +909,8 @@ MODULE_SCOPE void	TpSignalQuiesce(TpThreadState *ts);
 MODULE_SCOPE int	TpDumpSignalInstall(int signo, Tcl_Obj **errPtr);
 MODULE_SCOPE void	TpDumpSignalRestore(void);
 MODULE_SCOPE int	TpDumpSignalTake(void);	/* 1 once per signal. */
+MODULE_SCOPE int	TpDumpSignalSend(long pid, int signo,
+			    Tcl_Obj **errPtr);
 
 typedef struct TpSampler TpSampler;
 MODULE_SCOPE TpSampler *TpSamplerStart(TpSession *s, TpRing *ring, pthread_t target, uint32_t tid,

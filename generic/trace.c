@@ -76,6 +76,13 @@
  *	runs, Tcl calls no object trace: the shadow stacks know nothing of
  *	it, and such a sample is taken as frames mode takes it.
  *
+ *	Frames running at start. The procs and commands that enclose
+ *	[profiler start] were never entered under the trace: they are read
+ *	once from the interp's chains (TpInterpStartFrames), named as
+ *	frames mode names them, and shown outside the traced commands while
+ *	they last (the handler checks each is still on its chain, running
+ *	the same command).
+ *
  *	apply lambdas are named as frames mode names them ("apply
  *	file:line", TpLambdaName) and carry their file and line; both are
  *	found in TraceProc (TpInterpLambda), never in the handler.
@@ -229,8 +236,8 @@ struct TpTraceState {
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
-    void *baseFrame[TP_TRACE_BASE];/* Proc frames active at start,
-				 * innermost first... */
+    TpStartFrame base[TP_TRACE_BASE];/* Frames active at start,
+				 * innermost first (TpInterpStartFrames)... */
     TraceCmd *baseCmd[TP_TRACE_BASE];/* ... their commands... */
     int nBase;			/* ... and how many. */
     uintptr_t calFrame;		/* Calibration: frame address seen. */
@@ -246,6 +253,8 @@ static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Interp *interp,
 	Tcl_Obj *lambdaObj);
 static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
+static TraceCmd *StartCmd(TpTraceState *ts, Tcl_Interp *interp,
+			    int level);
 static TraceCmd *FrameCmd(TpTraceState *ts, Tcl_Interp *interp,
 	void *frame);
 static void	RescanInterps(TpTraceState *ts);
@@ -503,6 +512,85 @@ FrameCmd(
 	break;
     }
     Tcl_DStringFree(&ds);
+    return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * StartCmd --
+ *
+ *	The TraceCmd of a command running when the trace starts that pushed
+ *	no CallFrame (a [foreach] of a sourced file, [uplevel]): named by
+ *	its first word as written, as frames mode names it, from [info
+ *	frame level] (which finds a bytecode command's text). A word that
+ *	names a plain command takes that command's TraceCmd, the one its
+ *	traced calls use.
+ *
+ * Results:
+ *	The TraceCmd, or NULL if the command has no text.
+ *
+ * Side effects:
+ *	Evaluates [info frame]; may allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+StartCmd(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    int level)
+{
+    Tcl_Obj *objv[3], *cmdObj = NULL;
+    const char *s, *w;
+    int len, wLen;
+    TraceCmd *tc = NULL;
+    Tcl_Command token;
+
+    objv[0] = Tcl_NewStringObj("::info", -1);
+    objv[1] = Tcl_NewStringObj("frame", -1);
+    objv[2] = Tcl_NewIntObj(level);
+    for (len = 0; len < 3; len++) {
+	Tcl_IncrRefCount(objv[len]);
+    }
+    if (Tcl_EvalObjv(interp, 3, objv, TCL_EVAL_GLOBAL) == TCL_OK) {
+	Tcl_Obj *key = Tcl_NewStringObj("cmd", -1);
+
+	Tcl_IncrRefCount(key);
+	if (Tcl_DictObjGet(NULL, Tcl_GetObjResult(interp), key, &cmdObj)
+		== TCL_OK && cmdObj != NULL) {
+	    Tcl_IncrRefCount(cmdObj);
+	}
+	Tcl_DecrRefCount(key);
+    }
+    for (len = 0; len < 3; len++) {
+	Tcl_DecrRefCount(objv[len]);
+    }
+    if (cmdObj == NULL) {
+	return NULL;
+    }
+    s = TpObjString(cmdObj, &len);
+    TpInterpFirstWord(s, len, &w, &wLen);
+    if (wLen > 0) {
+	Tcl_DString ds;
+
+	Tcl_DStringInit(&ds);
+	Tcl_DStringAppend(&ds, w, wLen);
+	token = Tcl_FindCommand(interp, Tcl_DStringValue(&ds), NULL,
+		TCL_GLOBAL_ONLY);
+	if (token != NULL) {
+	    tc = LookupCmd(ts, interp, token);
+	    if (tc->special != 0) {
+		tc = NULL;
+	    }
+	}
+	if (tc == NULL) {
+	    tc = NewTraceCmd(ts, w, wLen, TP_TCL_CMD);
+	}
+	Tcl_DStringFree(&ds);
+    }
+    Tcl_DecrRefCount(cmdObj);
     return tc;
 }
 
@@ -1388,21 +1476,28 @@ TpTraceStart(
     Tcl_ResetResult(interp);
 
     /*
-     * The procs running when the trace starts: never entered under it,
-     * shown (while they last) outside the commands it sees.
+     * The procs and commands running when the trace starts: never
+     * entered under it, shown (while they last) outside the commands it
+     * sees, named as frames mode names them.
      */
 
     {
-	int i, n = TpInterpProcFrames(interp, ts->baseFrame, TP_TRACE_BASE);
+	int i, n = TpInterpStartFrames(interp, ts->base, TP_TRACE_BASE);
 
 	for (i = 0; i < n; i++) {
-	    TraceCmd *tc = FrameCmd(ts, interp, ts->baseFrame[i]);
+	    TraceCmd *tc = ts->base[i].isCmd
+		    ? StartCmd(ts, interp, ts->base[i].level)
+		    : FrameCmd(ts, interp, ts->base[i].frame);
 
 	    if (tc != NULL) {
-		ts->baseFrame[ts->nBase] = ts->baseFrame[i];
+		ts->base[ts->nBase] = ts->base[i];
+		if (ts->base[i].isCmd) {
+		    TpInterpCmdFrameKeys(&ts->base[ts->nBase]);
+		}
 		ts->baseCmd[ts->nBase++] = tc;
 	    }
 	}
+	Tcl_ResetResult(interp);
     }
 
     AddInterp(ts, interp);
@@ -1790,7 +1885,10 @@ CaptureInterp(
 	    anchor = r[i].anchor;
 	}
 	for (i = 0; i < ts->nBase; i++) {
-	    if (TpInterpFrameLive(interp, ts->baseFrame[i])
+	    const TpStartFrame *sf = &ts->base[i];
+
+	    if ((sf->isCmd ? TpInterpCmdFrameLive(interp, sf)
+		    : TpInterpFrameLive(interp, sf->frame))
 		    && !EmitCmd(ts->baseCmd[i], anchor, ring, slot)) {
 		break;
 	    }

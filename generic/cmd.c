@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static Tcl_ObjCmdProc AtexitCmd, LoadCmd, SaveCmd, SourceCmd;
+static Tcl_ObjCmdProc AtexitCmd, LoadCmd, SaveCmd, SourceCmd, SendDumpCmd;
 static Tcl_ObjCmdProc ProfilerCmd, CallsCmd, ExportCmd, StartCmd, StopCmd, ResetCmd,
 	StatusCmd, ReportCmd, DumpCmd, TopCmd, ThreadsCmd;
 
@@ -238,6 +238,109 @@ GetSeconds(
 }
 
 /*
+ * The dump signals' names (-dumpsignal, ::tclprof::SendDump) and numbers.
+ */
+
+static const char *const dumpSignals[] = {
+    "USR1", "USR2", "SIGUSR1", "SIGUSR2", NULL
+};
+static const int dumpSignos[] = { SIGUSR1, SIGUSR2, SIGUSR1, SIGUSR2 };
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TempDir --
+ *
+ *	Where a dump goes without -dumpfile, and where `tclprof dump PID`
+ *	looks for it (bin/tclprof's DumpDir says the same): $TMPDIR, else
+ *	on Windows $TEMP or $TMP, else /tmp.
+ *
+ * Results:
+ *	A directory name (static or from the environment).
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const char *
+TempDir(void)
+{
+    static const char *const names[] = {
+	"TMPDIR",
+#ifdef _WIN32
+	"TEMP", "TMP",
+#endif
+	NULL
+    };
+    int i;
+
+    for (i = 0; names[i] != NULL; i++) {
+	const char *dir = getenv(names[i]);
+
+	if (dir != NULL && dir[0] != '\0') {
+	    return dir;
+	}
+    }
+    return "/tmp";
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SendDumpCmd --
+ *
+ *	::tclprof::SendDump pid ?USR1|USR2?: asks a process profiled with
+ *	that -dumpsignal (USR2 by default) to write its dump. On Unix it
+ *	sends the signal; on Windows, which has no user signals, it sets
+ *	the process's dump event. `tclprof dump PID` calls it.
+ *
+ * Results:
+ *	A Tcl result: empty, or an error {TCLPROF DUMP ...}.
+ *
+ * Side effects:
+ *	Signals another process.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+SendDumpCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    Tcl_WideInt pid;
+    int sig = 1;
+    Tcl_Obj *err = NULL;
+
+    (void) cd;
+    if (objc < 2 || objc > 3) {
+	Tcl_WrongNumArgs(interp, 1, objv, "pid ?USR1|USR2?");
+	Tcl_SetErrorCode(interp, "TCLPROF", "USAGE", "WRONGARGS", NULL);
+	return TCL_ERROR;
+    }
+    if (Tcl_GetWideIntFromObj(NULL, objv[1], &pid) != TCL_OK || pid <= 0
+	    || pid > 0x7fffffff) {
+	TpSetError(interp, "VALUE", "PID", "bad pid \"%s\": must be a"
+		" process id", Tcl_GetString(objv[1]));
+	return TCL_ERROR;
+    }
+    if (objc == 3 && GetIndex(interp, objv[2], dumpSignals, "signal", "VALUE",
+	    "SIGNAL", &sig) != TCL_OK) {
+	return TCL_ERROR;
+    }
+    if (TpDumpSignalSend((long) pid, dumpSignos[sig], &err) != TCL_OK) {
+	Tcl_SetObjResult(interp, err);
+	Tcl_SetErrorCode(interp, "TCLPROF", "DUMP", "SEND", NULL);
+	return TCL_ERROR;
+    }
+    return TCL_OK;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * StartCmd --
@@ -274,10 +377,6 @@ StartCmd(
 	OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE, OPT_PROGRESS,
 	OPT_THREADS, OPT_UNWIND };
     static const char *const threadSets[] = {"all", "current", NULL};
-    static const char *const signals[] = {
-	"USR1", "USR2", "SIGUSR1", "SIGUSR2", NULL
-    };
-    static const int signos[] = { SIGUSR1, SIGUSR2, SIGUSR1, SIGUSR2 };
     Tcl_DString native;
     static const char *const unwinders[] = {
 	"tables", "libunwind", "check", NULL
@@ -332,11 +431,11 @@ StartCmd(
 	    }
 	    break;
 	case OPT_DUMPSIGNAL:
-	    if (GetIndex(interp, objv[i + 1], signals, "signal", "VALUE",
+	    if (GetIndex(interp, objv[i + 1], dumpSignals, "signal", "VALUE",
 		    "SIGNAL", &value) != TCL_OK) {
 		return TCL_ERROR;
 	    }
-	    o.dumpSignal = signos[value];
+	    o.dumpSignal = dumpSignos[value];
 	    break;
 	case OPT_DUMPFILE:
 	    if (Tcl_TranslateFileName(interp, Tcl_GetString(objv[i + 1]),
@@ -405,10 +504,8 @@ StartCmd(
 	 * Where `tclprof dump PID` looks by default.
 	 */
 
-	const char *tmp = getenv("TMPDIR");
-
 	snprintf(o.dumpFile, sizeof(o.dumpFile), "%s/tclprof-%d.db",
-		tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (int) getpid());
+		TempDir(), (int) getpid());
     }
     return TpSessionStart(interp, &o);
 }
@@ -1423,5 +1520,7 @@ TpCmdCreate(
 	Tcl_DecrRefCount(full);
     }
     Tcl_CreateObjCommand(interp, "::profiler", ProfilerCmd, NULL, NULL);
+    Tcl_CreateObjCommand(interp, "::tclprof::SendDump", SendDumpCmd, NULL,
+	    NULL);
     return TCL_OK;
 }

@@ -49,11 +49,15 @@ set tpTotals {Total 0 Passed 0 Skipped 0 Failed 0}
 # the output channel as "Test file error: ..." (a child that exits
 # abnormally or is killed by a signal, or a file that errors out in
 # single-process mode) but only returns a boolean: a transformation on
-# the output channel counts those lines as they go by.
+# the output channel counts those lines as they go by, and notes each
+# failed test for a recap above the last line.
 
 namespace eval ::tpWatch {
     variable partial ""
     variable fileErrors 0
+    variable failures {}
+    variable pending ""
+    variable label ""
 
     proc handler {op chan args} {
 	variable partial
@@ -68,9 +72,7 @@ namespace eval ::tpWatch {
 		set lines [split $partial \n]
 		set partial [lindex $lines end]
 		foreach line [lrange $lines 0 end-1] {
-		    if {[string match "Test file error:*" $line]} {
-			incr fileErrors
-		    }
+		    see $line
 		}
 		return $data
 	    }
@@ -80,6 +82,45 @@ namespace eval ::tpWatch {
 	    finalize {
 		return
 	    }
+	}
+    }
+
+    # see --
+    #
+    #	Notes a line of the output: a test file that did not run to its
+    #	end, and each failed test with the line after its "Result was:"
+    #	(or its error), which the recap repeats at the end: a log cut to
+    #	its last lines still says what failed.
+
+    proc see {line} {
+	variable fileErrors
+	variable failures
+	variable pending
+	variable label
+	# The transformation sits below the end-of-line translation: on
+	# Windows each line still ends in its carriage return.
+	set line [string trimright $line \r]
+	if {[string match "Test file error:*" $line]} {
+	    incr fileErrors
+	    lappend failures $line
+	} elseif {[regexp {^==== (\S+) FAILED$} $line -> name]} {
+	    if {$pending ne ""} {
+		lappend failures $pending
+	    }
+	    set pending ""
+	} elseif {[regexp {^==== (\S+) .+ FAILED$} $line -> name]} {
+	    set pending $name
+	    set label ""
+	} elseif {$pending eq ""} {
+	    return
+	} elseif {[regexp {^---- (Result was|Test generated error|Test completed normally)} $line]} {
+	    set label [string trim $line {- }]
+	} elseif {$label ne "" && ![string match "---- *" $line]} {
+	    lappend failures "$pending: $label [string range $line 0 199]"
+	    set pending ""
+	} elseif {$label ne "" && [string match "---- errorInfo:*" $line]} {
+	    lappend failures "$pending: [string range $line 5 199]"
+	    set pending ""
 	}
     }
 }
@@ -94,6 +135,12 @@ set tpFailedCount [expr {[dict get $tpTotals Failed] + $::tpWatch::fileErrors}]
 set tpSummary "[dict get $tpTotals Passed] passed, $tpFailedCount failed"
 if {[dict get $tpTotals Skipped] > 0} {
     append tpSummary ", [dict get $tpTotals Skipped] skipped"
+}
+if {[llength $::tpWatch::failures] > 0} {
+    puts [outputChannel] "Failures:"
+    foreach tpLine $::tpWatch::failures {
+	puts [outputChannel] "  $tpLine"
+    }
 }
 if {$::tpWatch::fileErrors > 0} {
     puts [outputChannel] "$::tpWatch::fileErrors test file(s) did not run to\

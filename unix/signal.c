@@ -864,3 +864,33 @@ TpDumpSignalTake(void)
 {
     return __atomic_exchange_n(&dumpState.raised, 0, __ATOMIC_ACQ_REL) != 0;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpDumpSignalSend --
+ *
+ *	Asks process pid for its dump: sends it signo.
+ *
+ * Results:
+ *	TCL_OK, or TCL_ERROR with a message in *errPtr.
+ *
+ * Side effects:
+ *	Signals the process.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpDumpSignalSend(
+    long pid,
+    int signo,
+    Tcl_Obj **errPtr)
+{
+    if (kill((pid_t) pid, signo) != 0) {
+	*errPtr = Tcl_ObjPrintf("cannot signal process %ld: %s", pid,
+		errno == ESRCH ? "no such process" : strerror(errno));
+	return TCL_ERROR;
+    }
+    return TCL_OK;
+}

@@ -226,39 +226,95 @@ TpSignalClearThreads(void)
 /*
  *----------------------------------------------------------------------
  *
- * TpDumpSignalInstall, TpDumpSignalRestore, TpDumpSignalTake --
+ * TpDumpSignalInstall, TpDumpSignalRestore, TpDumpSignalTake,
+ * TpDumpSignalSend --
  *
- *	-dumpsignal: Windows has no user signals; refused.
+ *	-dumpsignal on Windows, which has no user signals: a named event
+ *	per process and signal name ("Local\tclprof-dump-PID-SIGNO"),
+ *	auto-reset, that TpDumpSignalSend sets from another process
+ *	(`tclprof dump PID`) and the sampler thread's drain polls (Take).
  *
  * Results:
- *	Install: TCL_ERROR with a message. Take: 0.
+ *	Install and Send: TCL_OK, or TCL_ERROR with a message in *errPtr.
+ *	Take: 1 if the event was set since the last call.
  *
  * Side effects:
- *	None.
+ *	Create, close, set or reset the event.
  *
  *----------------------------------------------------------------------
  */
+
+static HANDLE dumpEvent;
+
+static void
+DumpEventName(
+    char *buf,
+    size_t size,
+    long pid,
+    int signo)
+{
+    snprintf(buf, size, "Local\\tclprof-dump-%ld-%d", pid, signo);
+}
 
 int
 TpDumpSignalInstall(
     int signo,
     Tcl_Obj **errPtr)
 {
-    (void) signo;
-    *errPtr = Tcl_NewStringObj("-dumpsignal is not supported on Windows"
-	    " (no user signals): use -keep with profiler save", -1);
-    return TCL_ERROR;
+    char name[64];
+
+    DumpEventName(name, sizeof(name), (long) GetCurrentProcessId(), signo);
+    dumpEvent = CreateEventA(NULL, FALSE, FALSE, name);
+    if (dumpEvent == NULL) {
+	*errPtr = Tcl_ObjPrintf("cannot create the dump event %s: error %lu",
+		name, (unsigned long) GetLastError());
+	return TCL_ERROR;
+    }
+    ResetEvent(dumpEvent);
+    return TCL_OK;
 }
 
 void
 TpDumpSignalRestore(void)
 {
+    if (dumpEvent != NULL) {
+	CloseHandle(dumpEvent);
+	dumpEvent = NULL;
+    }
 }
 
 int
 TpDumpSignalTake(void)
 {
-    return 0;
+    return dumpEvent != NULL
+	    && WaitForSingleObject(dumpEvent, 0) == WAIT_OBJECT_0;
+}
+
+int
+TpDumpSignalSend(
+    long pid,
+    int signo,
+    Tcl_Obj **errPtr)
+{
+    char name[64];
+    HANDLE ev;
+    int ok;
+
+    DumpEventName(name, sizeof(name), pid, signo);
+    ev = OpenEventA(EVENT_MODIFY_STATE, FALSE, name);
+    if (ev == NULL) {
+	*errPtr = Tcl_ObjPrintf("cannot signal process %ld: it has no dump"
+		" event (is it profiled with that -dumpsignal?)", pid);
+	return TCL_ERROR;
+    }
+    ok = SetEvent(ev);
+    CloseHandle(ev);
+    if (!ok) {
+	*errPtr = Tcl_ObjPrintf("cannot signal process %ld: error %lu", pid,
+		(unsigned long) GetLastError());
+	return TCL_ERROR;
+    }
+    return TCL_OK;
 }
 
 /*
@@ -467,7 +523,8 @@ ReadLoc(
  *	the suspended thread's context.
  *
  * Results:
- *	None.
+ *	1, or 0 if the interrupted pc lies in no module (the sample is to
+ *	be given up).
  *
  * Side effects:
  *	Writes nPc, nTramp and the CTRUNC and UNWERR flags; *c is unwound.
@@ -478,7 +535,7 @@ ReadLoc(
  *----------------------------------------------------------------------
  */
 
-static void
+static int
 TpWinUnwind(
     const TpUnwindConfig *cfg,
     CONTEXT *c,
@@ -488,15 +545,37 @@ TpWinUnwind(
 {
     uintptr_t *pcs = TpSlotPcs(ring, slot);
     TpTramp *tramps = TpSlotTramps(ring, slot);
-    uintptr_t lo = c->Rsp, hi = cfg->stackHi;
+    uintptr_t lo = c->Rsp, hi = cfg->stackHi, base;
     int n = 0, nTramp = 0, sure;
     const TpTrampSite *site;
 
     if (hi == 0 || lo >= hi) {
 	slot->flags |= TP_SLOT_UNWERR;
-	return;
+	return 1;
     }
     for (;;) {
+	/*
+	 * Code lies in the images: a pc in none of them is not a place
+	 * the thread was. wine, stopping a thread inside its own system
+	 * call machinery, gives contexts whose pc and return addresses
+	 * point into the heap. At the leaf the whole context is suspect:
+	 * the sample is given up. Above it the walk stops there
+	 * (TP_SLOT_UNWERR; the merge then flags what it cannot place).
+	 * Scanning on for a word that lies in an image was tried: it
+	 * resumed at stale return addresses and skipped live frames,
+	 * making wrong samples where stopping makes flagged ones. A
+	 * library loaded since the module list was made misses once: the
+	 * list is made again after the thread is resumed.
+	 */
+
+	base = FindModule(ml, c->Rip);
+	if (base == 0) {
+	    if (n == 0) {
+		return 0;
+	    }
+	    slot->flags |= TP_SLOT_UNWERR;
+	    break;
+	}
 	pcs[n] = c->Rip;
 	site = TpTrampFind(cfg, c->Rip, n, &sure);
 	if (site != NULL && nTramp < TP_MAX_TRAMP) {
@@ -515,12 +594,13 @@ TpWinUnwind(
 	    slot->flags |= TP_SLOT_CTRUNC;
 	    break;
 	}
-	if (!TpWinStep(c, FindModule(ml, c->Rip), lo, hi)) {
+	if (!TpWinStep(c, base, lo, hi)) {
 	    break;
 	}
     }
     slot->nPc = (uint16_t) n;
     slot->nTramp = (uint16_t) nTramp;
+    return 1;
 }
 
 /*
@@ -638,7 +718,14 @@ TakeSample(
 	if (w > 1) {
 	    ts->ring->missed += w - 1;
 	}
-	TpWinUnwind(&ts->unwind, &ctx, &sp->modList, ts->ring, slot);
+	if (!TpWinUnwind(&ts->unwind, &ctx, &sp->modList, ts->ring, slot)) {
+	    /* Given up as a fault is: not committed, its ticks missed. */
+	    ts->ring->faults++;
+	    __atomic_add_fetch(&ts->ring->missed, weight, __ATOMIC_ACQ_REL);
+	    guard.thread = 0;
+	    ResumeThread(sp->target);
+	    goto done;
+	}
 	if (ts->mode == TP_MODE_FRAMES) {
 	    TpInterpCapture(ts->interp, ts->ring, slot);
 	} else if (ts->mode == TP_MODE_TRACE && ts->trace != NULL) {

@@ -62,7 +62,7 @@ proc ::check {name expected} {
     set st [profiler status]
     set marker [lindex $expected end]
     set anchor [string trimleft [lindex $expected 0] ?]
-    set total 0; set nmark 0; set nok 0
+    set total 0; set nmark 0; set nok 0; set nflag 0
     array set bad {}
     array set prefixes {}
     set okStacks {}
@@ -74,6 +74,10 @@ proc ::check {name expected} {
 	set mi [lsearch -exact $frames $marker]
 	if {$mi < 0} continue
 	incr nmark $c
+	if {$::flaggedOk && [lindex $frames 0] eq {[merge-mismatch]}} {
+	    incr nflag $c
+	    continue
+	}
 	set ai -1
 	foreach fr $frames {
 	    incr ai
@@ -117,12 +121,15 @@ proc ::check {name expected} {
 	incr bad($seg) $c
     }
     set pct [expr {$nmark ? 100.0 * $nok / $nmark : 0}]
-    set verdict [expr {$nmark < 50 ? "FEW" : $nok == $nmark ? "PASS" : "FAIL"}]
+    set verdict [expr {$nmark < 50 ? "FEW"
+	: $nok + $nflag == $nmark && $nflag <= max(1, 0.02 * $nmark) ? "PASS"
+	: "FAIL"}]
     if {$verdict eq "FAIL"} {
 	incr ::failures
     }
     incr ::nMarked $nmark
-    incr ::nWrong [expr {$nmark - $nok}]
+    incr ::nWrong [expr {$nmark - $nok - $nflag}]
+    incr ::nFlagged $nflag
     puts [format "%-4s %-22s %-6s %5d us  samples %5d marker %5d ok %5.1f%%  mm %d trunc %d unw %d drop %d" \
 	$verdict $name $mode $interval $total $nmark $pct \
 	[dict get $st mergeMismatches] [dict get $st truncated] \
@@ -166,9 +173,24 @@ proc ::scenario {name setup work args} {
 set ::failures 0
 set ::nMarked 0
 set ::nWrong 0
+set ::nFlagged 0
+# PROBE_FLAGGED_OK=1 (the Windows job under wine): a sample the merge
+# filed under [merge-mismatch] is flagged, not wrong; up to 2% of a
+# scenario's (at least one). wine now and then stops a thread with a
+# context the C walk cannot go up from. On Linux every one is wrong.
+set ::flaggedOk [expr {[info exists env(PROBE_FLAGGED_OK)]
+	&& $env(PROBE_FLAGGED_OK) eq "1"}]
 source [file join $dir scenarios.tcl]
-source [file join $dir real.tcl]
-puts [format "TOTAL %-6s %5d us: %d samples checked, %d wrong (%.3f%%), %d scenarios failed" \
+# The real extensions are Debian's Linux builds: a Windows tclsh (the
+# wine job) runs the scenarios above only, and says so.
+if {$tcl_platform(platform) eq "windows"} {
+    puts "SKIP real.tcl: sqlite3's binding, tDOM, itcl and Thread are\
+	    Debian's Linux builds"
+} else {
+    source [file join $dir real.tcl]
+}
+puts [format "TOTAL %-6s %5d us: %d samples checked, %d wrong (%.3f%%), %d scenarios failed%s" \
     $mode $interval $::nMarked $::nWrong \
-    [expr {$::nMarked ? 100.0 * $::nWrong / $::nMarked : 0}] $::failures]
+    [expr {$::nMarked ? 100.0 * $::nWrong / $::nMarked : 0}] $::failures \
+    [expr {$::flaggedOk ? ", $::nFlagged flagged \[merge-mismatch\]" : ""}]]
 exit [expr {$::failures > 0}]

@@ -9,8 +9,8 @@
 #	tools/dev.sh demo	profile the bundled demo and print the report
 #	tools/dev.sh test	the whole test suite: plain, under ASan+UBSan,
 #				the non-signal part under valgrind, the probe,
-#				the suite against a clang and a static
-#				build of Tcl (tools/matrix.sh --ci), and the
+#				the suite against clang -O3 and a static
+#				frame-pointer Tcl (matrix.sh --ci), and the
 #				Windows job below
 #	tools/dev.sh build	configure and build only
 #	tools/dev.sh test-windows
@@ -74,6 +74,8 @@ if [ "$job" = test-windows ]; then
     deps=$(tools/wintcl.sh)
     make -s -f win/Makefile WINDEPS="$deps" all
     make -s -f win/Makefile WINDEPS="$deps" test
+    # The probe's strict path checks, both modes, under wine.
+    make -s -f win/Makefile WINDEPS="$deps" probe
     exit 0
 fi
 

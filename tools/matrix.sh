@@ -11,10 +11,14 @@
 #	tools/matrix.sh [--ci] [BUILD ...]
 #
 #	BUILD is VERSION-COMPILER-OPT-LINK, for example 8.6.13-clang-O2-shared
-#	or 8.6.16-gcc-O0-static (O0 is Tcl's --enable-symbols: -O0 -g), or
-#	"system" (the Debian tcl8.6-dev this machine has). Without BUILD
+#	or 8.6.16-gcc-O0-static (O0 is Tcl's --enable-symbols: -O0 -g; O1,
+#	O2, O3 and Os are those flags; O1fp, O2fp and O3fp add
+#	-fno-omit-frame-pointer), or "system" (the Debian tcl8.6-dev this
+#	machine has). Without BUILD
 #	every combination of the versions below is run; --ci adds the builds
-#	CI runs besides the system's (a clang build and a static build).
+#	CI runs besides the system's (clang -O3, which inlines the most
+#	copies of the trampoline's loop, and a static build with frame
+#	pointers).
 #
 #	Tcl builds are cached in $TCLPROF_MATRIX_DIR (default
 #	~/.cache/tclprof-matrix): a second run only rebuilds tclprof.
@@ -35,7 +39,7 @@ versions="8.6.13 8.6.16 8.6.18"
 builds=""
 if [ "${1:-}" = "--ci" ]; then
     shift
-    builds="8.6.13-clang-O2-shared 8.6.16-gcc-O2-static"
+    builds="8.6.13-clang-O3-shared 8.6.16-gcc-O2fp-static"
 fi
 builds="$builds $*"
 if [ -z "$(echo $builds)" ]; then
@@ -96,11 +100,12 @@ build_tcl() {
     mkdir -p "$src"
     tar -xzf "$cache/src/tcl8.6_$v+dfsg.orig.tar.gz" -C "$src" --strip-components=1
     flags="--prefix=$inst"
-    cflags=-O2
-    if [ "$opt" = O0 ]; then
-	flags="$flags --enable-symbols"
-	cflags="-O0 -g"
-    fi
+    case $opt in
+	O0) flags="$flags --enable-symbols"; cflags="-O0 -g" ;;
+	O1|O2|O3|Os) cflags="-$opt" ;;
+	O1fp|O2fp|O3fp) cflags="-${opt%fp} -fno-omit-frame-pointer" ;;
+	*) echo "unknown optimisation $opt in $spec" >&2; return 1 ;;
+    esac
     if [ "$link" = static ]; then
 	flags="$flags --disable-shared"
     fi

@@ -8,14 +8,39 @@
 #	reported. Never a pass/fail test: these machines are noisy.
 #
 #	Usage: tclsh overhead.tcl ?-rounds n? ?-ms per-measure? ?-interval us?
-#		?-clock wall|cpu? ?-unwind tables|libunwind?
+#		?-clock wall|cpu? ?-unwind tables|libunwind? ?-metric wall|thread?
+#
+#	-metric wall (the default) times each measure by the wall clock
+#	(timerate). -metric thread runs a fixed number of iterations and
+#	times them by the Tcl thread's own CPU time (the test helper's
+#	tphelper::cpuus: CLOCK_THREAD_CPUTIME_ID, which counts the time the
+#	thread spends in the signal handler and in the kernel delivering
+#	the signal): the program's slowdown when it has a core of its own,
+#	without the wall clock's noise from other jobs on a busy machine.
+#	The profiler's sampler and drain threads are not counted; they run
+#	on another core.
 #
 # Copyright (c) 2026 The tclprof authors. See the file LICENSE.
 
 package require tclprof
 
-array set opt {-rounds 21 -ms 150 -interval 1000 -clock wall -unwind tables}
+array set opt {-rounds 21 -ms 150 -interval 1000 -clock wall -unwind tables
+    -metric wall}
 array set opt $argv
+if {$opt(-metric) ni {wall thread}} {
+    puts stderr "bad -metric \"$opt(-metric)\": must be wall or thread"
+    exit 2
+}
+if {$opt(-metric) eq "thread"} {
+    # The test helper library of the build (make bench sets
+    # TCLPROF_BUILDDIR): its cpuus reads the thread's CPU clock.
+    if {![info exists env(TCLPROF_BUILDDIR)]} {
+	puts stderr "-metric thread needs TCLPROF_BUILDDIR (make bench sets it)"
+	exit 2
+    }
+    load [file join $env(TCLPROF_BUILDDIR) \
+	    libtphelper[info sharedlibextension]] Tphelper
+}
 
 # A proc-call-heavy workload (every call is a proc call: the worst case
 # for trace mode's per-command cost) and a loop-heavy string/list one.
@@ -55,7 +80,14 @@ proc measure {mode script} {
 	profiler start -mode $mode -interval $opt(-interval) -clock $opt(-clock) \
 		-unwind $opt(-unwind)
     }
-    set us [lindex [::tcl::unsupported::timerate $script $opt(-ms)] 0]
+    if {$opt(-metric) eq "thread"} {
+	global count
+	set t0 [::tphelper::cpuus]
+	time $script $count($script)
+	set us [expr {double([::tphelper::cpuus] - $t0) / $count($script)}]
+    } else {
+	set us [lindex [::tcl::unsupported::timerate $script $opt(-ms)] 0]
+    }
     if {$mode ne "bare"} {
 	profiler stop
 	profiler reset
@@ -74,10 +106,15 @@ proc median {values} {
 
 puts "tclprof [package require tclprof] overhead, Tcl [info patchlevel],\
 	$opt(-rounds) rounds of $opt(-ms) ms, sampling every $opt(-interval) us\
-	of $opt(-clock) time, unwinder $opt(-unwind)"
+	of $opt(-clock) time, unwinder $opt(-unwind), timed by\
+	[expr {$opt(-metric) eq "wall" ? "the wall clock"
+	    : "the thread's CPU time"}]"
 puts [format "%-8s %12s %14s %14s %10s %10s" workload "bare us/it" \
 	"frames us/it" "trace us/it" frames/bare trace/bare]
 foreach {name script} $workloads {
+    # -metric thread: iterations for about -ms of the bare run.
+    set count($script) [expr {max(1, int($opt(-ms) * 1000.0
+	    / [lindex [::tcl::unsupported::timerate $script 100] 0]))}]
     # Warm up: compile the procs, fault in the profiler's memory.
     measure bare $script
     measure frames $script

@@ -24,6 +24,8 @@
 #	~/.cache/tclprof-matrix): a second run only rebuilds tclprof.
 #	Set MATRIX_SKIP_PROBE=1 to run only `make test` and the demo, and
 #	PROBE_SCALE to shorten the probe's programs (1.0: about 1.5 s each).
+#	MATRIX_BENCH=1 adds each build's overhead (tests-perf/overhead.tcl
+#	-metric thread, a benchmark: printed, never a verdict).
 #
 #	The sources come from Debian's archive through apt-get source with a
 #	deb-src list of our own (the machine's apt configuration is left as
@@ -169,6 +171,15 @@ check() {
 	;;
     esac
     summary=$(grep -E '^all.tcl:' "$log" | tail -n 1 || true)
+    if [ -n "${MATRIX_BENCH:-}" ]; then
+	# The overhead on this build (a benchmark, never a verdict): the
+	# Tcl thread's CPU time, profiled / bare, median of 11 rounds.
+	bench="$cache/logs/bench-$spec.log"
+	(cd "$bld" && make -s overhead \
+	    OVERHEADFLAGS="-metric thread -rounds 11 -ms 300") >"$bench" 2>&1 || true
+	summary="$summary; overhead $(awk '$1 == "fib" || $1 == "loop" {
+	    printf "%s%s frames %s trace %s", sep, $1, $5, $6; sep = ", " }' "$bench")"
+    fi
     if [ -n "$verdict" ]; then
 	echo "FAIL $spec:$verdict ($summary; see $log)"
 	# The log stays on the machine that ran the matrix: show what failed.

@@ -435,6 +435,23 @@ proc tpUnwindErrorsOk {st} {
     return "$unw unwind errors of [dict get $st samples] samples"
 }
 
+# tpSamplePaths --
+#
+#	The samples of a dict tree as {path count} pairs, path being the
+#	names from the root to the frame the sample ended in.
+
+proc tpSamplePaths {roots {path {}}} {
+    set out {}
+    foreach node $roots {
+	set p [linsert $path end [dict get $node name]]
+	if {[dict get $node self] > 0} {
+	    lappend out $p [dict get $node self]
+	}
+	lappend out {*}[tpSamplePaths [dict get $node children] $p]
+    }
+    return $out
+}
+
 # tpWithin --
 #
 #	1 if value lies in [lo, hi]; else "value not in [lo, hi]", so a

@@ -7,9 +7,11 @@
 #	bare (tclsh prog.tcl) and under `tclprof record` in each mode,
 #	writing a pprof export at the end. Rounds interleave the runs
 #	(the order rotates each round); each round gives ratios profiled/bare
-#	of wall time and of CPU time (user + system, the profiler's thread
-#	included: on a machine shared with other work it is the steadier
-#	of the two), and the median ratios are reported with the median
+#	of wall time, of CPU time (user + system, the profiler's threads,
+#	start-up and export included) and of the Tcl thread's CPU time in
+#	the program alone (threadcpu.tcl: on a machine shared with other
+#	work, the steadiest measure of the program's own slowdown), and the
+#	median ratios are reported with the median
 #	peak resident memory (VmHWM, everything included) of each. The program's output must be
 #	the same profiled and bare. Never a pass/fail test: these machines
 #	are noisy; read ratios, not times.
@@ -39,29 +41,37 @@ if {[file executable /usr/bin/time]} {
 
 # run --
 #
-#	Runs one program in mode (bare or a profiler mode); returns
-#	{wallSeconds cpuSeconds maxRssKb stdout}.
+#	Runs one program in mode (bare or a profiler mode), through
+#	threadcpu.tcl; returns {wallSeconds cpuSeconds maxRssKb stdout
+#	threadSeconds}.
 
 proc run {prog mode} {
     global opt here top tmp scales timeCmd
     set scale [expr {max(1, int([dict get $scales $prog] * $opt(-scale)))}]
     set script [file join $here programs $prog.tcl]
+    set wrap [file join $here threadcpu.tcl]
     set tclsh [info nameofexecutable]
     if {$mode eq "bare"} {
-	set cmd [list $tclsh $script $scale]
+	set cmd [list $tclsh $wrap $script $scale]
     } else {
 	set cmd [list $tclsh [file join $top bin tclprof] record -mode $mode \
 		-interval $opt(-interval) -f pprof \
-		-o [file join $tmp $prog.$mode.pb.gz] -- $script $scale]
+		-o [file join $tmp $prog.$mode.pb.gz] -- $wrap $script $scale]
     }
     set rss [file join $tmp rss]
+    set cpuFile [file join $tmp cpu]
+    file delete $cpuFile
+    set ::env(TCLPROF_BENCH_CPU) $cpuFile
     set t0 [clock microseconds]
     set out [exec $timeCmd -f "%U %S %M" -o $rss {*}$cmd 2>/dev/null]
     set secs [expr {([clock microseconds] - $t0) / 1e6}]
     set f [open $rss]
     lassign [lindex [split [string trim [read $f]] \n] end] user sys kb
     close $f
-    return [list $secs [expr {$user + $sys}] $kb $out]
+    set f [open $cpuFile]
+    set thread [expr {[string trim [read $f]] / 1e9}]
+    close $f
+    return [list $secs [expr {$user + $sys}] $kb $out $thread]
 }
 
 proc median {values} {
@@ -88,10 +98,12 @@ for {set r 0} {$r < $opt(-rounds)} {incr r} {
 		[lrange $modes 0 [expr {$r % [llength $modes] - 1}]]]
 	set round {}
 	set cpuRound {}
+	set thrRound {}
 	foreach m $order {
-	    lassign [run $prog $m] secs cpu kb out
+	    lassign [run $prog $m] secs cpu kb out thread
 	    dict set round $m $secs
 	    dict set cpuRound $m $cpu
+	    dict set thrRound $m $thread
 	    lappend rss($prog,$m) $kb
 	    if {$m eq "bare"} {
 		set expected($prog) $out
@@ -106,6 +118,8 @@ for {set r 0} {$r < $opt(-rounds)} {incr r} {
 			[expr {[dict get $round $m] / [dict get $round bare]}]
 		lappend cpuRatios($prog,$m) [expr {[dict get $cpuRound $m]
 			/ max(0.01, [dict get $cpuRound bare])}]
+		lappend thrRatios($prog,$m) [expr {[dict get $thrRound $m]
+			/ max(0.001, [dict get $thrRound bare])}]
 	    }
 	}
     }
@@ -113,15 +127,15 @@ for {set r 0} {$r < $opt(-rounds)} {incr r} {
 }
 set hdr [format "%-11s %7s %8s" program "bare s" "bare MB"]
 foreach m $opt(-modes) {
-    append hdr [format " %8s %8s %8s" "$m" "cpu" "+MB"]
+    append hdr [format " %8s %8s %8s %8s" "$m" "cpu" "thread" "+MB"]
 }
 puts $hdr
 foreach prog $opt(-programs) {
     set line [format "%-11s %7.2f %8.1f" $prog [median $times($prog,bare)] \
 	    [expr {[median $rss($prog,bare)] / 1024.0}]]
     foreach m $opt(-modes) {
-	append line [format " %8.3f %8.3f %+8.1f" [median $ratios($prog,$m)] \
-		[median $cpuRatios($prog,$m)] \
+	append line [format " %8.3f %8.3f %8.3f %+8.1f" [median $ratios($prog,$m)] \
+		[median $cpuRatios($prog,$m)] [median $thrRatios($prog,$m)] \
 		[expr {([median $rss($prog,$m)] - [median $rss($prog,bare)]) / 1024.0}]]
 	if {$got($prog,$m) ne $expected($prog)} {
 	    append line "  OUTPUT DIFFERS ($m)"

@@ -63,6 +63,17 @@ SymtestStatic(
 }
 
 /*
+ * A function that calls libc through this program's PLT (getpid: not
+ * intercepted by the sanitizers).
+ */
+
+static __attribute__((noinline)) int
+SymtestPlt(void)
+{
+    return (int) getpid() + 1;
+}
+
+/*
  * Resolves an absolute address; returns the name or NULL.
  */
 
@@ -179,12 +190,43 @@ TestProgram(void)
     CHECK(mt.mods[0].path[0] == '/' && !mt.mods[0].isTcl, "main path %s",
 	    mt.mods[0].path);
     CHECK(TpModulesFind(&mt, (uintptr_t) &onStack, &off) < 0, "stack found");
+
+    /*
+     * The PLT: the first direct call or jump in SymtestPlt goes to
+     * getpid's PLT entry, named getpid@plt.
+     */
+
+    {
+	const unsigned char *code = (const unsigned char *) &SymtestPlt;
+	uintptr_t target = 0;
+	int32_t rel;
+	int i;
+
+	CHECK(SymtestPlt() > 1, "getpid");
+	for (i = 0; i < 48 && target == 0; i++) {
+	    if (code[i] == 0xe8 || code[i] == 0xe9) {
+		memcpy(&rel, code + i + 1, sizeof(rel));
+		target = (uintptr_t) (code + i + 5) + (intptr_t) rel;
+		if (TpModulesFind(&mt, target, &off) != 0) {
+		    target = 0;
+		}
+	    }
+	}
+	name = target ? Name(target, &m) : NULL;
+	CHECK(name && strcmp(name, "getpid@plt") == 0, "PLT entry %#lx: %s",
+		(unsigned long) target, name ? name : "(none)");
+	/* Its last byte too, and the same name for libtcl's own PLT. */
+	name = target ? Name(target + 7, &m) : NULL;
+	CHECK(name && strcmp(name, "getpid@plt") == 0, "PLT entry +7: %s",
+		name ? name : "(none)");
+    }
 }
 
 /*
  * 2 and 3. libtcl's table: every export names itself at its first and
  * last byte; recovered names do not overlap exports or each other, and
- * each is exactly an FDE; gaps are unnamed; TEBCresume is found.
+ * each is exactly an FDE; the PLT's entries are named; gaps are unnamed;
+ * TEBCresume is found.
  */
 
 static void
@@ -203,7 +245,7 @@ TestLibtcl(void)
     uintptr_t start, size;
     size_t k;
     int ok, expOk = 0, nRec = 0, overlaps = 0, nested = 0, gaps = 0;
-    int fdeOk = 0;
+    int fdeOk = 0, nPlt = 0;
     double t0;
 
     name = Name((uintptr_t) dlsym(tcl, "Tcl_CreateInterp"), &ok);
@@ -236,15 +278,29 @@ TestLibtcl(void)
     dl_iterate_phdr(ReadFdes, &ft);
     CHECK(ft.n > 1000, "no FDE table read");
     for (k = 0; k < st->nSyms; k++) {
+	const char *sn;
+	size_t snLen;
+
 	s = &st->syms[k];
-	fkey.start = s->start;
-	f = bsearch(&fkey, ft.fdes, ft.n, sizeof(Fde), CompareFde);
-	fdeOk += f != NULL && f->size == s->size;
-	CHECK(ft.n == 0 || (f != NULL && f->size == s->size),
-		"%s [%#lx, +%#x) is no FDE", st->names + s->name,
-		(unsigned long) s->start, s->size);
+	sn = st->names + s->name;
+	snLen = strlen(sn);
+	if (snLen > 4 && strcmp(sn + snLen - 4, "@plt") == 0) {
+	    /* A PLT entry: one FDE covers the whole PLT. */
+	    nPlt++;
+	    CHECK(ExportsIn(&tg, s->start, s->size) == 0,
+		    "%s overlaps an export", sn);
+	} else {
+	    fkey.start = s->start;
+	    f = bsearch(&fkey, ft.fdes, ft.n, sizeof(Fde), CompareFde);
+	    fdeOk += f != NULL && f->size == s->size;
+	    CHECK(ft.n == 0 || (f != NULL && f->size == s->size),
+		    "%s [%#lx, +%#x) is no FDE", sn,
+		    (unsigned long) s->start, s->size);
+	}
 	key.start = s->start;
-	if (bsearch(&key, tg.byAddr, tg.nDyn, sizeof(DynSym),
+	if (snLen > 4 && strcmp(sn + snLen - 4, "@plt") == 0) {
+	    /* Counted above. */
+	} else if (bsearch(&key, tg.byAddr, tg.nDyn, sizeof(DynSym),
 		CompareDynAddr) == NULL) {
 	    nRec++;
 	    overlaps += ExportsIn(&tg, s->start, s->size) != 0;
@@ -264,10 +320,11 @@ TestLibtcl(void)
 		    s->size);
 	}
     }
-    printf("libtcl: %zu names, %zu exported (%d ok), %d recovered from %s;"
-	    " %d agree with an FDE (of %zu FDEs)\n", st->nSyms, tg.nDyn, expOk,
-	    nRec, TCLPROF_STATIC_TCL, fdeOk, ft.n);
+    printf("libtcl: %zu names, %zu exported (%d ok), %d recovered from %s,"
+	    " %d PLT entries; %d agree with an FDE (of %zu FDEs)\n", st->nSyms,
+	    tg.nDyn, expOk, nRec, TCLPROF_STATIC_TCL, nPlt, fdeOk, ft.n);
     CHECK(nRec > 1000, "only %d names recovered", nRec);
+    CHECK(nPlt > 50, "only %d PLT entries named", nPlt);
     CHECK(overlaps == 0, "%d recovered names overlap exports", overlaps);
     CHECK(nested == 0, "%d names overlap the next one", nested);
     CHECK(!TpSymbolLookup(tm, st->syms[0].start - 1, &name, &start, &size),

@@ -15,7 +15,8 @@
  *
  *	A module's symbol table is loaded on its first lookup: the functions
  *	of .symtab (static ones too) and .dynsym, or of the separate debug
- *	file (found by build-id or .gnu_debuglink) of a stripped file; sorted
+ *	file (found by build-id or .gnu_debuglink) of a stripped file, and
+ *	the PLT's entries ("malloc@plt", from the dynamic relocations); sorted
  *	by address, one name per address (aliases lose to global, unversioned,
  *	non-underscore names). A name is given only when the symbol's
  *	[start, start + size) contains the offset: the nearest lower symbol of
@@ -504,6 +505,131 @@ AddElfSyms(
 	}
     }
     return n;
+}
+
+/*
+ * The PLT's entries, named "function@plt" as other profilers name them
+ * (x86_64 only): a sample in a PLT stub is a call on its way to another
+ * module, and its caller's module+offset said nothing. Each entry of
+ * .plt, .plt.sec and .plt.got that jumps through a GOT slot (jmp
+ * *disp32(%rip), after an endbr64 or a bnd prefix) is named by the
+ * dynamic relocation of that slot (JUMP_SLOT or GLOB_DAT); .plt's first
+ * entry (the jump to the dynamic linker) and, with IBT, the lazy .plt
+ * entries (which push an index) have none and stay unnamed.
+ */
+
+typedef struct GotSlot {
+    uint64_t offset;		/* Address of the GOT slot. */
+    const char *name;		/* The function it holds. */
+} GotSlot;
+
+static int
+CompareSlots(
+    const void *a,
+    const void *b)
+{
+    const GotSlot *x = a, *y = b;
+
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static size_t
+AddPltSyms(
+    Builder *b,
+    const Elf *e)
+{
+#if defined(__x86_64__)
+    Elf64_Shdr sh, symSh;
+    Elf64_Rela r;
+    Elf64_Sym sym;
+    const unsigned char *p;
+    const char *name;
+    GotSlot *slots = NULL, *g, key;
+    size_t i, j, k, nSlots = 0, cap = 0, n = 0, ent;
+    uint64_t off;
+    int32_t disp;
+    char buf[256];
+
+    /*
+     * The GOT slots the loader fills with a function's address.
+     */
+
+    for (i = 1; GetShdr(e, i, &sh); i++) {
+	if (sh.sh_type != SHT_RELA || sh.sh_entsize != sizeof(Elf64_Rela)
+		|| (p = SecData(e, &sh)) == NULL
+		|| !GetShdr(e, sh.sh_link, &symSh)
+		|| symSh.sh_entsize != sizeof(Elf64_Sym)
+		|| SecData(e, &symSh) == NULL) {
+	    continue;
+	}
+	for (j = 0; j < sh.sh_size / sizeof(r); j++) {
+	    memcpy(&r, p + j * sizeof(r), sizeof(r));
+	    if ((ELF64_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT
+		    && ELF64_R_TYPE(r.r_info) != R_X86_64_GLOB_DAT)
+		    || ELF64_R_SYM(r.r_info) == 0
+		    || ELF64_R_SYM(r.r_info) >= symSh.sh_size / sizeof(sym)) {
+		continue;
+	    }
+	    memcpy(&sym, SecData(e, &symSh)
+		    + ELF64_R_SYM(r.r_info) * sizeof(sym), sizeof(sym));
+	    name = StrAt(e, symSh.sh_link, sym.st_name);
+	    if (name == NULL || name[0] == '\0') {
+		continue;
+	    }
+	    if ((g = Grow(slots, &cap, nSlots + 1, sizeof(GotSlot))) == NULL) {
+		free(slots);
+		return 0;
+	    }
+	    slots = g;
+	    slots[nSlots].offset = r.r_offset;
+	    slots[nSlots++].name = name;
+	}
+    }
+    if (nSlots == 0) {
+	return 0;
+    }
+    qsort(slots, nSlots, sizeof(GotSlot), CompareSlots);
+
+    /*
+     * The entries that jump through one.
+     */
+
+    for (i = 1; GetShdr(e, i, &sh); i++) {
+	name = StrAt(e, e->eh.e_shstrndx, sh.sh_name);
+	if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR)
+		|| name == NULL || strncmp(name, ".plt", 4) != 0
+		|| (name[4] != '\0' && name[4] != '.')
+		|| (p = SecData(e, &sh)) == NULL) {
+	    continue;
+	}
+	ent = sh.sh_entsize >= 8 && sh.sh_entsize <= 32 ? sh.sh_entsize : 16;
+	for (off = 0; off + ent <= sh.sh_size; off += ent) {
+	    for (k = 0; k + 6 <= ent; k++) {
+		if (p[off + k] == 0xff && p[off + k + 1] == 0x25) {
+		    break;
+		}
+	    }
+	    if (k + 6 > ent) {
+		continue;
+	    }
+	    memcpy(&disp, p + off + k + 2, sizeof(disp));
+	    key.offset = sh.sh_addr + off + k + 6 + (int64_t) disp;
+	    g = bsearch(&key, slots, nSlots, sizeof(GotSlot), CompareSlots);
+	    if (g != NULL
+		    && snprintf(buf, sizeof(buf), "%s@plt", g->name)
+			< (int) sizeof(buf)) {
+		AddSym(b, sh.sh_addr + off, ent, buf, STB_LOCAL);
+		n++;
+	    }
+	}
+    }
+    free(slots);
+    return n;
+#else
+    (void) b;
+    (void) e;
+    return 0;
+#endif
 }
 
 /*
@@ -1061,6 +1187,7 @@ LoadSymtab(
     }
     if (ElfInit(&e, m.data, m.size) == 0) {
 	AddElfSyms(&b, &e, SHT_DYNSYM);
+	AddPltSyms(&b, &e);
 	if (AddElfSyms(&b, &e, SHT_SYMTAB) > 0) {
 	    /* Not stripped. */
 	} else if (OpenDebugFile(&e, path, &dm, &de)) {

@@ -1277,7 +1277,7 @@ TpSessionStatus(
     uint64_t samples = 0, truncated = 0, unwErr = 0, mism = 0, hSum = 0;
     uint64_t fallback = 0, checkMism = 0, handled = 0;
     uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
-    uint64_t profileBytes, missed, overruns, faults;
+    uint64_t profileBytes, missed, overruns, faults, traceBytes;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
@@ -1320,6 +1320,7 @@ TpSessionStatus(
 	ringUsed = TpRingUsed(&s->ring);
     }
     profileBytes = TpProfileBytes(p);
+    traceBytes = s->trace != NULL ? TpTraceBytes(s->trace) : 0;
     elapsed = s->elapsedNs + (s->running ? (s->expiredNs ? s->expiredNs
 	    : TpNowNs()) - s->startNs : 0);
     pthread_mutex_unlock(&s->lock);
@@ -1334,6 +1335,7 @@ TpSessionStatus(
     PUT("ringBytes", Tcl_NewWideIntObj((Tcl_WideInt) ringBytes));
     PUT("ringUsedBytes", Tcl_NewWideIntObj((Tcl_WideInt) ringUsed));
     PUT("profileBytes", Tcl_NewWideIntObj((Tcl_WideInt) profileBytes));
+    PUT("traceBytes", Tcl_NewWideIntObj((Tcl_WideInt) traceBytes));
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
     PUT("missed", Tcl_NewWideIntObj((Tcl_WideInt) missed));

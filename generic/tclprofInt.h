@@ -603,6 +603,7 @@ MODULE_SCOPE int	TpInterpCmdFrameLive(Tcl_Interp *interp,
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp,
 			    const TpUnwindConfig *cfg);
 MODULE_SCOPE void	TpTraceStop(TpTraceState *ts, TpProfile *p);
+MODULE_SCOPE size_t	TpTraceBytes(const TpTraceState *ts);
 MODULE_SCOPE void	TpTraceCapture(TpTraceState *ts, Tcl_Interp *interp,
 			    const TpRing *ring, TpSlot *slot);	/* Signal-safe. */
 

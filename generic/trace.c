@@ -215,6 +215,10 @@ struct TpTraceState {
     Tcl_ObjCmdProc *procObjProc;/* objProc of every proc (to tell procs). */
     Tcl_ObjCmdProc *objObjProc;	/* objProc of TclOO objects' commands... */
     Tcl_ObjCmdProc *myObjProc;	/* ... and of their `my`. */
+    TraceCmd *objectCmd;	/* The one TraceCmd of every object's command
+				 * and `my` (LookupCmd): their calls are named
+				 * by method; one per object would grow with
+				 * every object a program ever made. */
     Tcl_ObjCmdProc *applyObjProc;/* objProc of apply. */
     void *nextNreProc[2];	/* nreProcs of [next] and [nextto] (they
 				 * have no objProc). */
@@ -236,6 +240,7 @@ struct TpTraceState {
     Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
+    size_t cmdBytes;		/* Heap memory of the TraceCmds (TpTraceBytes). */
     TpStartFrame base[TP_TRACE_BASE];/* Frames active at start,
 				 * innermost first (TpInterpStartFrames)... */
     TraceCmd *baseCmd[TP_TRACE_BASE];/* ... their commands... */
@@ -294,9 +299,25 @@ LookupCmd(
     int len, type;
 
     Tcl_GetCommandInfoFromToken(token, &info);
+    if (info.objProc != NULL && (info.objProc == ts->objObjProc
+	    || info.objProc == ts->myObjProc)) {
+	/*
+	 * An object's command or `my`: the shared TraceCmd, whatever
+	 * object (TraceProc names the call by method, or by the
+	 * object's name through ObjectCmd).
+	 */
+
+	if (ts->objectCmd == NULL) {
+	    ts->objectCmd = NewTraceCmd(ts, "oo::object", 10, TP_TCL_CMD);
+	    ts->objectCmd->special = SPECIAL_OBJECT;
+	}
+	Tcl_SetHashValue(h, ts->objectCmd);
+	return ts->objectCmd;
+    }
     if (!isNew) {
 	tc = Tcl_GetHashValue(h);
-	if (tc->tailPtr == tail && tc->nsPtr == info.namespacePtr) {
+	if (tc != ts->objectCmd && tc->tailPtr == tail
+		&& tc->nsPtr == info.namespacePtr) {
 	    return tc;
 	}
     }
@@ -319,9 +340,6 @@ LookupCmd(
 
 	tc->isNext = nre != NULL && (nre == ts->nextNreProc[0]
 		|| nre == ts->nextNreProc[1]);
-    } else if (info.objProc == ts->objObjProc
-	    || info.objProc == ts->myObjProc) {
-	tc->special = SPECIAL_OBJECT;
     } else if (info.objProc == ts->applyObjProc) {
 	tc->special = SPECIAL_APPLY;
     } else if (info.objProc == ts->interpObjProc
@@ -342,7 +360,7 @@ LookupCmd(
  *	generated object names ::oo::Obj12).
  *
  * Results:
- *	The TraceCmd (type TP_TCL_METHOD); the object command's own when the
+ *	The TraceCmd (type TP_TCL_METHOD); the object's (ObjectCmd) when the
  *	method cannot be found.
  *
  * Side effects:
@@ -350,6 +368,48 @@ LookupCmd(
  *
  *----------------------------------------------------------------------
  */
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ObjectCmd --
+ *
+ *	The TraceCmd of a call of an object's command or `my` that names
+ *	no method TpInterpMethodName finds (no method word, an unknown
+ *	method): the object's own name, from the byName table, so that
+ *	calls on one object share one.
+ *
+ * Results:
+ *	The TraceCmd (type TP_TCL_CMD).
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static TraceCmd *
+ObjectCmd(
+    TpTraceState *ts,
+    Tcl_Interp *interp,
+    Tcl_Command token)
+{
+    Tcl_Obj *full = Tcl_NewObj();
+    const char *s;
+    int len;
+    TraceCmd *tc;
+
+    Tcl_IncrRefCount(full);
+    Tcl_GetCommandFullName(interp, token, full);
+    s = TpObjString(full, &len);
+    if (len > 2 && s[0] == ':' && s[1] == ':' && strstr(s + 2, "::") == NULL) {
+	s += 2;
+	len -= 2;
+    }
+    tc = NamedCmd(ts, s, len, TP_TCL_CMD);
+    Tcl_DecrRefCount(full);
+    return tc;
+}
 
 static TraceCmd *
 MethodCmd(
@@ -364,7 +424,7 @@ MethodCmd(
     Tcl_DStringInit(&ds);
     if (!TpInterpMethodName(interp, token, methodObj, &ds)) {
 	Tcl_DStringFree(&ds);
-	return LookupCmd(ts, interp, token);
+	return ObjectCmd(ts, interp, token);
     }
     tc = NamedCmd(ts, Tcl_DStringValue(&ds), Tcl_DStringLength(&ds),
 	    TP_TCL_METHOD);
@@ -629,7 +689,35 @@ NewTraceCmd(
     tc->type = type;
     tc->nextAll = ts->all;
     ts->all = tc;
+    ts->cmdBytes += sizeof(TraceCmd) + (size_t) len + 1;
     return tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpTraceBytes --
+ *
+ *	The heap memory of a running trace's command tables: its TraceCmds
+ *	with their names, and the entries of the tables that find them and
+ *	count the edges (profiler status, traceBytes).
+ *
+ * Results:
+ *	Bytes.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+size_t
+TpTraceBytes(
+    const TpTraceState *ts)
+{
+    return ts->cmdBytes + (size_t) (ts->byToken.numEntries
+	    + ts->byName.numEntries + ts->edges.numEntries)
+	    * (sizeof(Tcl_HashEntry) + 2 * sizeof(void *));
 }
 
 /*
@@ -1193,8 +1281,9 @@ TraceProc(
     if (tc->special) {
 	if (tc->special == SPECIAL_INTERP) {
 	    ts->pending = 1;
-	} else if (tc->special == SPECIAL_OBJECT && objc >= 2) {
-	    tc = MethodCmd(ts, interp, token, objv[1]);
+	} else if (tc->special == SPECIAL_OBJECT) {
+	    tc = objc >= 2 ? MethodCmd(ts, interp, token, objv[1])
+		    : ObjectCmd(ts, interp, token);
 	} else if (tc->special == SPECIAL_APPLY && objc >= 2) {
 	    TraceCmd *lambda = LambdaCmd(ts, interp, objv[1]);
 

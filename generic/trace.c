@@ -272,6 +272,8 @@ static Tcl_ObjCmdProc CalibrateCmd;
  *
  *	The TraceCmd for a command token, made or remade when the token
  *	now names another command (deleted and its memory reused, renamed).
+ *	Every TclOO object's command and `my` get the one shared
+ *	ts->objectCmd (SPECIAL_OBJECT: TraceProc names their calls).
  *
  * Results:
  *	The TraceCmd.
@@ -353,25 +355,6 @@ LookupCmd(
 /*
  *----------------------------------------------------------------------
  *
- * MethodCmd --
- *
- *	The TraceCmd of a method call "$obj method": named "::Class method"
- *	after the declaring class (users read methods, not the
- *	generated object names ::oo::Obj12).
- *
- * Results:
- *	The TraceCmd (type TP_TCL_METHOD); the object's (ObjectCmd) when the
- *	method cannot be found.
- *
- * Side effects:
- *	May allocate.
- *
- *----------------------------------------------------------------------
- */
-
-/*
- *----------------------------------------------------------------------
- *
  * ObjectCmd --
  *
  *	The TraceCmd of a call of an object's command or `my` that names
@@ -410,6 +393,25 @@ ObjectCmd(
     Tcl_DecrRefCount(full);
     return tc;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * MethodCmd --
+ *
+ *	The TraceCmd of a method call "$obj method": named "::Class method"
+ *	after the declaring class (users read methods, not the
+ *	generated object names ::oo::Obj12).
+ *
+ * Results:
+ *	The TraceCmd (type TP_TCL_METHOD); the object's (ObjectCmd) when the
+ *	method cannot be found.
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
 
 static TraceCmd *
 MethodCmd(

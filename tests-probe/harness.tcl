@@ -122,7 +122,7 @@ proc ::check {name expected} {
     }
     set pct [expr {$nmark ? 100.0 * $nok / $nmark : 0}]
     set verdict [expr {$nmark < 50 ? "FEW"
-	: $nok + $nflag == $nmark && $nflag <= max(1, 0.02 * $nmark) ? "PASS"
+	: $nok + $nflag == $nmark && $nflag <= max(2, 0.02 * $nmark) ? "PASS"
 	: "FAIL"}]
     if {$verdict eq "FAIL"} {
 	incr ::failures
@@ -176,8 +176,10 @@ set ::nWrong 0
 set ::nFlagged 0
 # PROBE_FLAGGED_OK=1 (the Windows job under wine): a sample the merge
 # filed under [merge-mismatch] is flagged, not wrong; up to 2% of a
-# scenario's (at least one). wine now and then stops a thread with a
-# context the C walk cannot go up from. On Linux every one is wrong.
+# scenario's, and at least 2 (they come in ones and twos: CI's wine
+# probe once flagged 2 of evaldirecttiny's 99 marker samples). wine
+# now and then stops a thread with a context the C walk
+# cannot go up from. On Linux every one is wrong.
 set ::flaggedOk [expr {[info exists env(PROBE_FLAGGED_OK)]
 	&& $env(PROBE_FLAGGED_OK) eq "1"}]
 source [file join $dir scenarios.tcl]

@@ -266,6 +266,23 @@ static void	RescanInterps(TpTraceState *ts);
 static Tcl_ObjCmdProc CalibrateCmd;
 
 /*
+ * A global command's full name without its leading "::" (commands in
+ * other namespaces keep theirs), as the reports show commands.
+ */
+
+static void
+StripGlobal(
+    const char **sPtr,
+    int *lenPtr)
+{
+    if (*lenPtr > 2 && (*sPtr)[0] == ':' && (*sPtr)[1] == ':'
+	    && strstr(*sPtr + 2, "::") == NULL) {
+	*sPtr += 2;
+	*lenPtr -= 2;
+    }
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * LookupCmd --
@@ -328,10 +345,8 @@ LookupCmd(
     Tcl_GetCommandFullName(interp, token, full);
     s = TpObjString(full, &len);
     type = info.objProc == ts->procObjProc ? TP_TCL_PROC : TP_TCL_CMD;
-    if (type == TP_TCL_CMD && len > 2 && s[0] == ':' && s[1] == ':'
-	    && strstr(s + 2, "::") == NULL) {
-	s += 2;
-	len -= 2;
+    if (type == TP_TCL_CMD) {
+	StripGlobal(&s, &len);
     }
     tc = NewTraceCmd(ts, s, len, type);
     Tcl_DecrRefCount(full);
@@ -385,10 +400,7 @@ ObjectCmd(
     Tcl_IncrRefCount(full);
     Tcl_GetCommandFullName(interp, token, full);
     s = TpObjString(full, &len);
-    if (len > 2 && s[0] == ':' && s[1] == ':' && strstr(s + 2, "::") == NULL) {
-	s += 2;
-	len -= 2;
-    }
+    StripGlobal(&s, &len);
     tc = NamedCmd(ts, s, len, TP_TCL_CMD);
     Tcl_DecrRefCount(full);
     return tc;

@@ -215,7 +215,7 @@ TestProgram(void)
 	name = target ? Name(target, &m) : NULL;
 	CHECK(name && strcmp(name, "getpid@plt") == 0, "PLT entry %#lx: %s",
 		(unsigned long) target, name ? name : "(none)");
-	/* Its last byte too, and the same name for libtcl's own PLT. */
+	/* A byte inside the entry, not only its first. */
 	name = target ? Name(target + 7, &m) : NULL;
 	CHECK(name && strcmp(name, "getpid@plt") == 0, "PLT entry +7: %s",
 		name ? name : "(none)");

@@ -10,6 +10,8 @@
  *	The calls= count is the exact call count when trace mode measured
  *	one for a Tcl->Tcl edge, else the number of samples.
  *
+ *	With `-thread all`, one part per thread.
+ *
  *	Names are compressed ("fn=(3) name" once, "fn=(3)" after). Tcl
  *	functions are in their source file; C functions in their module
  *	(ob=) with an unknown file "???"; Tcl functions in the object "tcl".
@@ -88,12 +90,15 @@ ObjOf(
 /*
  *----------------------------------------------------------------------
  *
- * TpExCallgrind --
+ * WritePart --
  *
- *	Writes the view in the callgrind format.
+ *	Writes one part: the samples of thread tid (every thread's if
+ *	allTids), each stack from its function skip (1 leaves out the
+ *	thread's root of `-thread all`). Names are defined anew in each
+ *	part: KCachegrind forgets the compressed names at a part's start.
  *
  * Results:
- *	TCL_OK.
+ *	None.
  *
  * Side effects:
  *	Appends to out.
@@ -101,11 +106,14 @@ ObjOf(
  *----------------------------------------------------------------------
  */
 
-int
-TpExCallgrind(
-    Tcl_Interp *interp,
+static void
+WritePart(
     const TpExportCtx *x,
-    Tcl_DString *out)
+    Tcl_DString *out,
+    int part,
+    int allTids,
+    uint32_t tid,
+    uint32_t skip)
 {
     const TpTree *t = x->t;
     const TpProfile *p = x->p;
@@ -117,7 +125,6 @@ TpExCallgrind(
     Names names;
     char buf[256];
 
-    (void) interp;
     if (self == NULL || used == NULL || edges == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
@@ -126,9 +133,11 @@ TpExCallgrind(
 	uint32_t n = TpExportDepth(x, s, &seq);
 	uint64_t count = p->stacks[s].count;
 
-	if (n == 0) {
+	if (n <= skip || (!allTids && p->stacks[s].tid != tid)) {
 	    continue;
 	}
+	seq += skip;
+	n -= skip;
 	all += count;
 	self[seq[n - 1]] += count;
 	used[seq[0]] = 1;
@@ -155,10 +164,22 @@ TpExCallgrind(
 	}
     }
 
-    Tcl_DStringAppend(out, "# callgrind format\nversion: 1\ncreator: tclprof "
-	    TCLPROF_VERSION "\ncmd: ", -1);
-    TpFoldedName(out, p->program ? p->program : "tclsh", 0);
-    snprintf(buf, sizeof(buf), "\npart: 1\ndesc: Mode: %s, clock %s, interval "
+    snprintf(buf, sizeof(buf), "\npart: %d\n", part);
+    Tcl_DStringAppend(out, buf, -1);
+    if (!allTids) {
+	const char *name = TpProfileThreadName(p, tid);
+
+	/*
+	 * The kernel's id (KCachegrind shows it in its Parts list) and the
+	 * name `profiler threads` gives.
+	 */
+
+	snprintf(buf, sizeof(buf), "thread: %u\ndesc: Thread: ", tid);
+	Tcl_DStringAppend(out, buf, -1);
+	TpFoldedName(out, name != NULL ? name : "?", 0);
+	Tcl_DStringAppend(out, "\n", 1);
+    }
+    snprintf(buf, sizeof(buf), "desc: Mode: %s, clock %s, interval "
 	    "%d us\npositions: line\nevents: Samples\nsummary: %llu\n\n",
 	    TpModeName(p->mode), TpClockName(p->clock), p->intervalUs,
 	    (unsigned long long) all);
@@ -185,7 +206,13 @@ TpExCallgrind(
 	    uint64_t calls = e->samples;
 	    uint32_t j;
 
-	    if (f->kind == TP_KIND_TCL && c->kind == TP_KIND_TCL) {
+	    /*
+	     * Trace mode counts the calls of the run's own thread (the
+	     * first named); another thread's part has the samples.
+	     */
+
+	    if ((allTids || (p->nThreads > 0 && tid == p->threads[0].tid))
+		    && f->kind == TP_KIND_TCL && c->kind == TP_KIND_TCL) {
 		for (j = 0; j < p->nCalls; j++) {
 		    if (p->calls[j].caller != NULL
 			    && strcmp(p->calls[j].caller, f->name) == 0
@@ -219,5 +246,70 @@ TpExCallgrind(
     free(edges);
     free(self);
     free(used);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpExCallgrind --
+ *
+ *	Writes the view in the callgrind format: one part, or with
+ *	`-thread all` one part per thread (a "thread:" header each, as
+ *	callgrind's --separate-threads gives them; KCachegrind lists them
+ *	as parts, callgrind_annotate reads only single-part files).
+ *	`-thread ID` writes that thread's part alone.
+ *
+ * Results:
+ *	TCL_OK.
+ *
+ * Side effects:
+ *	Appends to out.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpExCallgrind(
+    Tcl_Interp *interp,
+    const TpExportCtx *x,
+    Tcl_DString *out)
+{
+    const TpProfile *p = x->p;
+
+    (void) interp;
+    Tcl_DStringAppend(out, "# callgrind format\nversion: 1\ncreator: tclprof "
+	    TCLPROF_VERSION "\ncmd: ", -1);
+    TpFoldedName(out, p->program ? p->program : "tclsh", 0);
+    Tcl_DStringAppend(out, "\n", 1);
+    if (p->threadSel == TP_THREADS_ALL || p->threadSel == TP_THREADS_ONE) {
+	/*
+	 * Threads in the order of their first stack; the roots of
+	 * `-thread all` are left out (the part says which thread).
+	 */
+
+	uint32_t *tids = malloc(sizeof(uint32_t) * (p->nStacks + 1));
+	uint32_t nTids = 0, s, j;
+
+	if (tids == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	for (s = 0; s < p->nStacks; s++) {
+	    for (j = 0; j < nTids && tids[j] != p->stacks[s].tid; j++) {
+	    }
+	    if (j == nTids) {
+		tids[nTids++] = p->stacks[s].tid;
+	    }
+	}
+	for (j = 0; j < nTids; j++) {
+	    WritePart(x, out, (int) j + 1, 0, tids[j],
+		    p->threadSel == TP_THREADS_ALL ? 1 : 0);
+	}
+	if (nTids == 0) {
+	    WritePart(x, out, 1, 1, 0, 0);
+	}
+	free(tids);
+    } else {
+	WritePart(x, out, 1, 1, 0, 0);
+    }
     return TCL_OK;
 }

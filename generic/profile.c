@@ -1137,6 +1137,7 @@ WindowOf(
 	 * A choice of threads, not of time: the run's counters hold.
 	 */
 
+	w->threadSel = sel->how;
 	w->elapsedNs = p->elapsedNs;
 	w->truncated = p->truncated;
 	w->unwindErrors = p->unwindErrors;

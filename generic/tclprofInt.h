@@ -713,6 +713,9 @@ struct TpProfile {
     TpHash *callIndex;		/* Exact call counts (trace mode). */
     struct TpThreadName *threads; uint32_t nThreads, capThreads;
 				/* Names of the threads sampled. */
+    int threadSel;		/* A window of TpProfileThreads: its
+				 * TP_THREADS_* (with TP_THREADS_ALL each
+				 * stack's root is its thread's); 0 else. */
 };
 
 /*

@@ -1,9 +1,8 @@
 /*
  * ring.c --
  *
- *	The sample ring: a preallocated, pre-faulted byte buffer of
- *	variable-length records written by the signal handler and read by
- *	the drain. Seed 002's point: a ring of raw samples, not a histogram,
+ *	The sample ring: a preallocated byte buffer of variable-length
+ *	records written by the signal handler and read by the drain. Seed 002's point: a ring of raw samples, not a histogram,
  *	so the handler only copies and everything costly happens later,
  *	outside it.
  *
@@ -33,7 +32,9 @@
  *	producer owns head, the consumer owns tail; each reads the other's
  *	with acquire ordering and publishes its own with release ordering. A
  *	full ring drops the new sample and counts it: the handler never
- *	waits.
+ *	waits. One exception to "the consumer owns tail": when the producer
+ *	finds the ring empty it starts again at offset 0 and moves tail
+ *	with head (TpRingCommit).
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
@@ -58,15 +59,22 @@ typedef struct TpRecHdr {
 #define TP_REC_WRAP	0xffffffffu
 
 /*
+ * Bytes at the start of the buffer touched at once (TpRingInit): a few
+ * usual samples' worth, what the ring holds while the drain keeps up.
+ */
+
+#define TP_RING_TOUCHED	(64 * 1024)
+
+/*
  *----------------------------------------------------------------------
  *
  * TpRingInit --
  *
  *	Lays out a slot for stacks of up to maxDepth C frames and maxDepth
  *	Tcl frames, and allocates a ring of about nBytes bytes plus the
- *	producer's scratch slot and the consumer's read slot. The ring and
- *	the scratch slot are touched now (MAP_POPULATE) so the handler
- *	never takes a first-touch fault.
+ *	producer's scratch slot and the consumer's read slot. The slots and
+ *	the start of the ring are touched now; the rest only if a backlog
+ *	reaches it.
  *
  * Results:
  *	0 on success, -1 if the memory could not be had.
@@ -124,13 +132,24 @@ TpRingInit(
     ring->size = nBytes;
     ring->memSize = nBytes + 2 * ring->slotSize;
     ring->mem = mmap(NULL, ring->memSize, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ring->mem == MAP_FAILED) {
 	ring->mem = NULL;
 	return -1;
     }
     ring->scratch = (TpSlot *) (ring->mem + nBytes);
     ring->readSlot = (TpSlot *) (ring->mem + nBytes + ring->slotSize);
+
+    /*
+     * Touched now: the two slots, and the start of the buffer, where the
+     * records stay while the drain keeps up (TpRingCommit). The rest is
+     * touched only by a backlog: a page fault in the handler then (safe,
+     * only slower), and resident memory grows only as far as a backlog
+     * ever reached.
+     */
+
+    memset(ring->scratch, 0, 2 * ring->slotSize);
+    memset(ring->mem, 0, nBytes < TP_RING_TOUCHED ? nBytes : TP_RING_TOUCHED);
     return 0;
 }
 
@@ -239,7 +258,24 @@ TpRingCommit(
     size_t skip = 0;
     char *rec;
 
-    if (ring->size - pos < size) {
+    if (head == tail && pos != 0 && pos >= size) {
+	/*
+	 * The ring is empty (the drain holds no record: it advances tail to
+	 * head only by releasing the last one). Start again at 0, so that
+	 * while the drain keeps up records stay at the start of the buffer
+	 * and only a backlog touches the rest of it. tail moves past the
+	 * skipped bytes with head, so the whole ring is free at once; this
+	 * is the one store to tail the producer makes. A drain that read
+	 * tail before this store passes the marker to the same value (the
+	 * marker survives: the record ends before it).
+	 */
+
+	((TpRecHdr *) (ring->mem + pos))->size = TP_REC_WRAP;
+	head += ring->size - pos;
+	tail = head;
+	__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
+	pos = 0;
+    } else if (ring->size - pos < size) {
 	skip = ring->size - pos;	/* Wrap: the record starts at 0. */
     }
     if (ring->size - (head - tail) < size + skip) {
@@ -288,13 +324,19 @@ TpSlot *
 TpRingPeek(
     TpRing *ring)
 {
-    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
     uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
     TpSlot *slot = ring->readSlot;
     size_t pos;
     const char *rec;
 
-    if (tail == head) {
+    /*
+     * head first: a head that shows the producer's restart at 0 makes
+     * its store to tail visible (TpRingCommit). A tail past head is a
+     * restart whose record head does not show yet: nothing to read.
+     */
+
+    if ((int64_t) (head - tail) <= 0) {
 	return NULL;
     }
     pos = (size_t) (tail % ring->size);
@@ -347,10 +389,11 @@ size_t
 TpRingUsed(
     TpRing *ring)
 {
-    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
     uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
 
-    return (size_t) (head - tail);
+    /* As TpRingPeek reads them: tail past head is an empty ring. */
+    return (int64_t) (head - tail) > 0 ? (size_t) (head - tail) : 0;
 }
 
 /*

@@ -249,7 +249,8 @@ typedef struct TpSlot {
 
 typedef struct TpRing {
     char *mem;			/* The buffer, then the scratch and read
-				 * slots; pre-faulted. */
+				 * slots (touched at once, as is the
+				 * buffer's start). */
     size_t memSize;		/* For munmap. */
     size_t size;		/* Bytes of the record buffer. */
     size_t slotSize;		/* Bytes of the worst-case slot. */

@@ -418,16 +418,18 @@ proc tpFloor {n} {
 # tpUnwindErrorsOk --
 #
 #	1 if the unwind errors of status dict st are none (Linux), or on
-#	Windows at most 1% of the samples, and at least 1 allowed: under
+#	Windows at most 3% of the samples, and at least 1 allowed: under
 #	wine a suspended thread's context now and then holds a return
-#	address in no image, where the walk stops (win/platform.c). Else a
-#	message with the counts.
+#	address in no image, where the walk stops (win/platform.c); 11 of
+#	1022 were seen beside a busy loop, under 1% on an idle machine. A
+#	walk that failed for a reason of ours would fail most samples. Else
+#	a message with the counts.
 
 proc tpUnwindErrorsOk {st} {
     set unw [dict get $st unwindErrors]
     set max 0
     if {$::tcl_platform(platform) eq "windows"} {
-	set max [expr {max(1, [dict get $st samples] / 100)}]
+	set max [expr {max(1, 3 * [dict get $st samples] / 100)}]
     }
     if {$unw <= $max} {
 	return 1

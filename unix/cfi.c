@@ -958,6 +958,18 @@ Compile(
 	m->block = block;
 	m->nBlocks = (uint32_t) nBlocks;
     }
+    /*
+     * The buffer grew by doubling: give back what the rows do not use
+     * (a third of it on average, kept for the process's life otherwise).
+     */
+
+    if (rb.n < rb.size) {
+	TpCfiRow *fit = realloc(rb.rows, rb.n * sizeof(TpCfiRow));
+
+	if (fit != NULL) {
+	    rb.rows = fit;
+	}
+    }
     m->rows = rb.rows;
     m->nRows = (uint32_t) rb.n;
     return 0;
@@ -1087,6 +1099,35 @@ ScanLocked(void)
  *----------------------------------------------------------------------
  */
 
+/*
+ * The libraries tclprof itself brings (SQLite for save and load, the
+ * libunwind fallback and its liblzma) and tclprof's own: a Tcl program
+ * seldom runs in them, so "every module" leaves them out; their rows are
+ * compiled when a sample first asks for them (the drain, within
+ * milliseconds; that sample falls back on libunwind). About a third of
+ * the rows of a plain tclsh's modules, kept for the process's life.
+ */
+
+static int
+OnDemand(
+    const char *path)
+{
+    static const char *const prefixes[] = {
+	"libsqlite3.", "liblzma.", "libunwind.", "libunwind-", "libtclprof",
+	NULL
+    };
+    const char *base = strrchr(path, '/');
+    int i;
+
+    base = base != NULL ? base + 1 : path;
+    for (i = 0; prefixes[i] != NULL; i++) {
+	if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
 static int
 CompileCallback(
     struct dl_phdr_info *info,
@@ -1100,7 +1141,8 @@ CompileCallback(
 	TpCfiModule *m = &cfi.modules[i];
 
 	if (m->bias == info->dlpi_addr && m->state == MOD_NEW
-		&& (all || m->wanted)) {
+		&& ((all && (info->dlpi_name == NULL
+		|| !OnDemand(info->dlpi_name))) || m->wanted)) {
 	    __atomic_store_n(&m->state,
 		    Compile(m) == 0 ? MOD_READY : MOD_NOCFI, __ATOMIC_RELEASE);
 	}

@@ -2,9 +2,9 @@
  * ring.c --
  *
  *	The sample ring: a preallocated byte buffer of variable-length
- *	records written by the signal handler and read by the drain. Seed 002's point: a ring of raw samples, not a histogram,
- *	so the handler only copies and everything costly happens later,
- *	outside it.
+ *	records written by the signal handler and read by the drain. Seed
+ *	002's point: a ring of raw samples, not a histogram, so the handler
+ *	only copies and everything costly happens later, outside it.
  *
  *	Why records and not slots. A sample's worst case (-maxdepth C and
  *	Tcl frames, 64 trampolines, every name distinct) is about 16 KB, its

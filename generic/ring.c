@@ -258,7 +258,7 @@ TpRingCommit(
     size_t skip = 0;
     char *rec;
 
-    if (head == tail && pos != 0 && pos >= size) {
+    if (head == tail && pos >= size) {
 	/*
 	 * The ring is empty (the drain holds no record: it advances tail to
 	 * head only by releasing the last one). Start again at 0, so that

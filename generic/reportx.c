@@ -97,9 +97,9 @@ TpViewBuild(
     const TpReportOptions *o)
 {
     TpView *v = XAlloc(sizeof(TpView));
-    uint32_t i, maxDepth = 0, *tmp;
+    uint32_t i, maxDepth = 0, *tmp, *slots;
     uint8_t *hidden, *focus;
-    size_t cap = 1024, used = 0;
+    size_t cap = 1024, used = 0, nSlots = 64;
 
     v->nStacks = p->nStacks;
     v->first = XAlloc(sizeof(uint32_t) * (p->nStacks + 1));
@@ -117,8 +117,23 @@ TpViewBuild(
 	}
     }
     tmp = XAlloc(sizeof(uint32_t) * (2 * (size_t) maxDepth + 1));
+
+    /*
+     * Stacks that differ only in where their C leaf or callers were (an
+     * offset within the same function) have the same sequence of
+     * functions: each sequence is stored once, and the stacks that have
+     * it share it. slots holds stack + 1 of each distinct sequence,
+     * open-addressed by the sequence's hash.
+     */
+
+    while (nSlots < 2 * (size_t) p->nStacks) {
+	nSlots *= 2;
+    }
+    slots = XAlloc(sizeof(uint32_t) * nSlots);
     for (i = 0; i < p->nStacks; i++) {
 	uint32_t n = TpTreeStackFuncs(t, p, i, o, tmp), k, m = 0, start = 0;
+	uint32_t h = 2166136261u;
+	size_t slot;
 
 	for (k = 0; k < n; k++) {
 	    if (!hidden[tmp[k]]) {
@@ -136,6 +151,31 @@ TpViewBuild(
 	    }
 	}
 	m -= start;
+	if (m > 0) {
+	    v->samples += p->stacks[i].count;
+	}
+	if (m > v->maxLen) {
+	    v->maxLen = m;
+	}
+	for (k = 0; k < m; k++) {
+	    h = (h ^ tmp[start + k]) * 16777619u;
+	}
+	slot = (h ^ (h >> 15)) & (nSlots - 1);
+	while (slots[slot] != 0) {
+	    uint32_t j = slots[slot] - 1;
+
+	    if (v->len[j] == m && memcmp(v->seq + v->first[j], tmp + start,
+		    sizeof(uint32_t) * m) == 0) {
+		break;
+	    }
+	    slot = (slot + 1) & (nSlots - 1);
+	}
+	if (slots[slot] != 0) {
+	    v->first[i] = v->first[slots[slot] - 1];
+	    v->len[i] = m;
+	    continue;
+	}
+	slots[slot] = i + 1;
 	if (used + m > cap) {
 	    while (used + m > cap) {
 		cap *= 2;
@@ -149,13 +189,8 @@ TpViewBuild(
 	v->first[i] = (uint32_t) used;
 	v->len[i] = m;
 	used += m;
-	if (m > v->maxLen) {
-	    v->maxLen = m;
-	}
-	if (m > 0) {
-	    v->samples += p->stacks[i].count;
-	}
     }
+    free(slots);
     free(tmp);
     free(hidden);
     free(focus);

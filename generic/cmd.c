@@ -371,11 +371,11 @@ StartCmd(
     static const char *const options[] = {
 	"-buffer", "-clock", "-dumpfile", "-dumpsignal", "-duration",
 	"-interval", "-keep", "-maxdepth", "-mode", "-progress", "-threads",
-	"-unwind", NULL
+	"-timeline", "-unwind", NULL
     };
     enum { OPT_BUFFER, OPT_CLOCK, OPT_DUMPFILE, OPT_DUMPSIGNAL, OPT_DURATION,
 	OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE, OPT_PROGRESS,
-	OPT_THREADS, OPT_UNWIND };
+	OPT_THREADS, OPT_TIMELINE, OPT_UNWIND };
     static const char *const threadSets[] = {"all", "current", NULL};
     Tcl_DString native;
     static const char *const unwinders[] = {
@@ -404,6 +404,13 @@ StartCmd(
 	case OPT_BUFFER:
 	    if (GetBytes(interp, objv[i + 1], "-buffer", "BUFFER",
 		    TP_MIN_BUFFER, TP_MAX_BUFFER, &o.bufferBytes) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
+	case OPT_TIMELINE:
+	    if (GetBytes(interp, objv[i + 1], "-timeline", "TIMELINE",
+		    TP_MIN_TIMELINE, TP_MAX_TIMELINE, &o.timelineBytes)
+		    != TCL_OK) {
 		return TCL_ERROR;
 	    }
 	    break;

@@ -491,7 +491,8 @@ TpExportTimeline(
 	     * previous sample.
 	     */
 
-	    e[k].weight = p->log[i].weight ? p->log[i].weight : 1;
+	    e[k].weight = (uint64_t) (p->log[i].weight ? p->log[i].weight : 1)
+		    * (p->logStride > 1 ? p->logStride : 1);
 	    back = (uint64_t) (e[k].weight - 1) * p->intervalUs * 1000u;
 	    t = t > back ? t - back : 0;
 	    e[k].timeNs = t > lastNs[j] ? t : lastNs[j];

@@ -10,9 +10,18 @@
  *	Locations are interned by identity: C ones by (module, offset,
  *	caller-ness), so ASLR does not split them; Tcl ones by (type, name,
  *	file, line). Stacks are interned by (thread, location ids) and keep a
- *	count; the log keeps (time, stack, thread) for timeline formats and
- *	is bounded (TP_LOG_MAX): past it, counts stay exact but the timeline
- *	stops growing.
+ *	count. Their frames are nodes of a trie, (parent node, location),
+ *	shared by every stack with the same path from the root: a deep
+ *	program samples tens of thousands of distinct stacks that differ only
+ *	near the leaf, and storing each whole made the profile grow with the
+ *	run (19 MB in a minute of deep recursion).
+ *
+ *	The log keeps (time, stack) for timeline formats. It is bounded
+ *	(logMax entries, -timeline): when it is full, every other entry is
+ *	dropped and from then on one sample in two is logged, then one in
+ *	four, and so on, so that the timeline covers the whole run at a
+ *	coarser grain while every count stays exact. Under -keep the oldest
+ *	samples are forgotten instead.
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
@@ -22,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TP_LOG_MAX	(16u * 1024 * 1024)	/* 256 MB of timeline. */
 
 /*
  * An open-addressing table of ids. The caller supplies the hash and an
@@ -45,6 +53,22 @@ static int	HashFind(const TpProfile *p, TpHash *h, uint32_t hash,
 		    TpEqProc *eq, const void *key, uint32_t *idPtr);
 static void	HashInsert(TpHash *h, uint32_t hash, uint32_t id);
 static void *	Grow(void *ptr, size_t *cap, size_t need, size_t elemSize);
+static uint32_t	NodeIntern(TpProfile *p, uint32_t parent, uint32_t loc);
+static void	LogAppend(TpProfile *p, uint32_t stack, uint64_t timeNs,
+		    uint32_t weight);
+
+/*
+ * Scratch of a profile's stacks (TpProfile.cache).
+ */
+
+typedef struct TpStackCache {
+    uint32_t *addIds;		/* The last stack added: its location ids */
+    uint32_t *addNodes;		/* and the node of each. */
+    size_t addDepth, capAdd;
+    uint32_t *readIds;		/* The last stack read, materialized. */
+    size_t capRead;
+    uint32_t readStack;		/* Its index + 1; 0 for none. */
+} TpStackCache;
 static int	IsOwnModule(const char *name);
 
 /*
@@ -216,8 +240,13 @@ TpProfileNew(void)
 	Tcl_Panic("tclprof: out of memory");
     }
     p->locIndex = HashNew();
+    p->nodeIndex = HashNew();
     p->stackIndex = HashNew();
     p->callIndex = HashNew();
+    p->cache = calloc(1, sizeof(TpStackCache));
+    if (p->cache == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
     TpModulesScan(&p->modules);
     return p;
 }
@@ -236,8 +265,14 @@ TpProfileFree(
 	free(p->locs[i].file);
     }
     free(p->locs);
-    free(p->pool);
+    free(p->nodes);
     free(p->stacks);
+    if (p->cache != NULL) {
+	free(p->cache->addIds);
+	free(p->cache->addNodes);
+	free(p->cache->readIds);
+	free(p->cache);
+    }
     free(p->log);
     for (i = 0; i < p->nCalls; i++) {
 	free(p->calls[i].callee);
@@ -250,6 +285,7 @@ TpProfileFree(
     HashFree(p->callIndex);
     HashFree(p->locIndex);
     HashFree(p->stackIndex);
+    HashFree(p->nodeIndex);
     TpModulesFree(&p->modules);
     free(p);
 }
@@ -287,12 +323,14 @@ TpProfileBytes(
 	n += (p->locs[i].name ? strlen(p->locs[i].name) + 1 : 0)
 		+ (p->locs[i].file ? strlen(p->locs[i].file) + 1 : 0);
     }
-    n += p->capPool * sizeof(uint32_t);
+    n += (size_t) p->capNodes * sizeof(TpStackNode);
     n += (size_t) p->capStacks * sizeof(TpStack);
+    n += sizeof(TpStackCache) + (p->cache->capAdd * 2 + p->cache->capRead)
+	    * sizeof(uint32_t);
     n += p->capLog * sizeof(TpLogEntry);
     n += (size_t) p->capCalls * sizeof(TpCalls);
-    n += (p->locIndex->cap + p->stackIndex->cap + p->callIndex->cap)
-	    * 2 * sizeof(uint32_t);
+    n += (p->locIndex->cap + p->nodeIndex->cap + p->stackIndex->cap
+	    + p->callIndex->cap) * 2 * sizeof(uint32_t);
     return n;
 }
 
@@ -611,8 +649,7 @@ TpProfileNamedLoc(
  */
 
 typedef struct StackKey {
-    const uint32_t *ids;
-    uint32_t depth;
+    uint32_t node;
     uint32_t tid;
 } StackKey;
 
@@ -625,9 +662,74 @@ StackEq(
     const StackKey *k = keyPtr;
     const TpStack *s = &p->stacks[id];
 
-    return s->depth == k->depth && s->tid == k->tid
-	    && memcmp(p->pool + s->first, k->ids,
-		    sizeof(uint32_t) * k->depth) == 0;
+    return s->node == k->node && s->tid == k->tid;
+}
+
+static int
+NodeEq(
+    const TpProfile *p,
+    uint32_t id,
+    const void *keyPtr)
+{
+    const TpStackNode *k = keyPtr;
+
+    return p->nodes[id].parent == k->parent && p->nodes[id].loc == k->loc;
+}
+
+static uint32_t
+Mix2(
+    uint32_t a,
+    uint32_t b)
+{
+    uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca77u;
+
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    return h ^ (h >> 13);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * NodeIntern --
+ *
+ *	The trie node for location loc called from node parent
+ *	(TP_NODE_NONE: at the root), added if new.
+ *
+ * Results:
+ *	The node's id.
+ *
+ * Side effects:
+ *	May add a node.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint32_t
+NodeIntern(
+    TpProfile *p,
+    uint32_t parent,
+    uint32_t loc)
+{
+    TpStackNode k;
+    uint32_t h = Mix2(parent, loc), id;
+
+    k.parent = parent;
+    k.loc = loc;
+    if (!HashFind(p, p->nodeIndex, h, NodeEq, &k, &id)) {
+	size_t cap = p->capNodes;
+
+	if (p->nNodes == TP_NODE_NONE) {
+	    Tcl_Panic("tclprof: too many stack frames");
+	}
+	p->nodes = Grow(p->nodes, &cap, (size_t) p->nNodes + 1,
+		sizeof(TpStackNode));
+	p->capNodes = (uint32_t) cap;
+	id = p->nNodes++;
+	p->nodes[id] = k;
+	HashInsert(p->nodeIndex, h, id);
+    }
+    return id;
 }
 
 /*
@@ -667,30 +769,52 @@ TpProfileAddStackWeighted(
     uint64_t timeNs,
     uint32_t weight)
 {
+    TpStackCache *c = p->cache;
     StackKey k;
-    uint32_t h, id;
+    uint32_t h, id, node = TP_NODE_NONE;
+    size_t i = 0, cap;
 
-    k.ids = ids;
-    k.depth = depth;
+    /*
+     * The trie path of ids. Consecutive samples mostly share their outer
+     * frames: the frames the last stack added had in common with this
+     * one have their nodes already, and only the rest are looked up.
+     */
+
+    while (i < depth && i < c->addDepth && ids[i] == c->addIds[i]) {
+	i++;
+    }
+    if (i > 0) {
+	node = c->addNodes[i - 1];
+    }
+    if (depth > c->capAdd) {
+	cap = c->capAdd;
+	c->addIds = Grow(c->addIds, &cap, depth, sizeof(uint32_t));
+	cap = c->capAdd;
+	c->addNodes = Grow(c->addNodes, &cap, depth, sizeof(uint32_t));
+	c->capAdd = cap;
+    }
+    for (; i < depth; i++) {
+	node = NodeIntern(p, node, ids[i]);
+	c->addIds[i] = ids[i];
+	c->addNodes[i] = node;
+    }
+    c->addDepth = depth;
+
+    k.node = node;
     k.tid = tid;
-    h = HashBytes(2166136261u, &tid, sizeof(tid));
-    h = HashBytes(h, ids, sizeof(uint32_t) * depth);
+    h = Mix2(node, tid);
     if (!HashFind(p, p->stackIndex, h, StackEq, &k, &id)) {
-	size_t cap = p->capStacks;
-
-	p->pool = Grow(p->pool, &p->capPool, p->nPool + depth,
-		sizeof(uint32_t));
-	memcpy(p->pool + p->nPool, ids, sizeof(uint32_t) * depth);
+	cap = p->capStacks;
 	p->stacks = Grow(p->stacks, &cap, (size_t) p->nStacks + 1,
 		sizeof(TpStack));
 	p->capStacks = (uint32_t) cap;
 	id = p->nStacks++;
-	p->stacks[id].first = (uint32_t) p->nPool;
+	p->stacks[id].node = node;
 	p->stacks[id].depth = depth;
 	p->stacks[id].count = 0;
 	p->stacks[id].tid = tid;
 	p->stacks[id].hash = h;
-	p->nPool += depth;
+	p->stackFrames += depth;
 	HashInsert(p->stackIndex, h, id);
     }
     p->stacks[id].count += weight;
@@ -701,13 +825,76 @@ TpProfileAddStackWeighted(
     if (timeNs > p->lastNs) {
 	p->lastNs = timeNs;
     }
-    if (p->nLog < TP_LOG_MAX) {
-	p->log = Grow(p->log, &p->capLog, p->nLog + 1, sizeof(TpLogEntry));
-	p->log[p->nLog].timeNs = timeNs;
-	p->log[p->nLog].stack = id;
-	p->log[p->nLog].weight = weight;
-	p->nLog++;
+    LogAppend(p, id, timeNs, weight);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * LogAppend --
+ *
+ *	Logs a sample of stack at timeNs, keeping the log within logMax
+ *	entries (see the file comment).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	May thin the log and double logStride, or (logKeep) forget the
+ *	oldest eighth of the samples.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+LogAppend(
+    TpProfile *p,
+    uint32_t stack,
+    uint64_t timeNs,
+    uint32_t weight)
+{
+    size_t max = p->logMax ? p->logMax
+	    : TP_DEFAULT_TIMELINE / sizeof(TpLogEntry);
+
+    if (p->logOff) {
+	return;
     }
+    if (p->logStride > 1 && ++p->logSkip < p->logStride) {
+	return;
+    }
+    p->logSkip = 0;
+    if (p->nLog >= max && p->logKeep) {
+	/*
+	 * At least the oldest eighth goes. Trim cuts the log's head up to
+	 * the first sample at or after the time given; threads' samples
+	 * may be drained a little out of time order, hence the latest time
+	 * of that eighth.
+	 */
+
+	uint64_t cut = 0;
+	size_t i;
+
+	for (i = 0; i <= max / 8 && i < p->nLog; i++) {
+	    cut = p->log[i].timeNs > cut ? p->log[i].timeNs : cut;
+	}
+	TpProfileTrim(p, cut + 1, 1);
+    } else if (p->nLog >= max) {
+	size_t i;
+
+	for (i = 0; 2 * i < p->nLog; i++) {
+	    p->log[i] = p->log[2 * i];
+	}
+	p->nLog = i;
+	p->logStride = p->logStride > 1 ? 2 * p->logStride : 2;
+	if (p->logStride == 0) {
+	    Tcl_Panic("tclprof: timeline stride overflow");
+	}
+    }
+    p->log = Grow(p->log, &p->capLog, p->nLog + 1, sizeof(TpLogEntry));
+    p->log[p->nLog].timeNs = timeNs;
+    p->log[p->nLog].stack = stack;
+    p->log[p->nLog].weight = weight;
+    p->nLog++;
 }
 
 /*
@@ -990,7 +1177,7 @@ StackIdle(
     if (st->depth == 0) {
 	return 0;
     }
-    l = &p->locs[p->pool[st->first + st->depth - 1]];
+    l = &p->locs[p->nodes[st->node].loc];
     if (l->kind == TP_KIND_TCL) {
 	return 0;
     }
@@ -1023,7 +1210,12 @@ WindowOf(
 	Tcl_Panic("tclprof: out of memory");
     }
     w->locIndex = HashNew();
+    w->nodeIndex = HashNew();
     w->stackIndex = HashNew();
+    w->cache = calloc(1, sizeof(TpStackCache));
+    if (w->cache == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
     w->callIndex = HashNew();
     w->mode = p->mode;
     w->intervalUs = p->intervalUs;
@@ -1036,6 +1228,8 @@ WindowOf(
     w->handlerNsMax = p->handlerNsMax;
     w->handled = p->handled;
     w->lastScanNs = p->lastScanNs;
+    w->logMax = p->logMax;
+    w->logKeep = p->logKeep;
 
     w->modules.mods = calloc((size_t) p->modules.nMods + 1, sizeof(TpModule));
     if (w->modules.mods == NULL) {
@@ -1092,9 +1286,12 @@ WindowOf(
 
     for (j = 0; j < (p->nLog || sel == NULL ? p->nLog : p->nStacks); j++) {
 	const TpLogEntry *e = p->nLog ? &p->log[j] : NULL;
-	const TpStack *st = &p->stacks[e ? e->stack : j];
+	uint32_t si = e ? e->stack : (uint32_t) j;
+	const TpStack *st = &p->stacks[si];
 	uint64_t t = e ? e->timeNs : p->firstNs;
-	uint32_t weight = e ? e->weight : (uint32_t) st->count;
+	uint64_t w64 = e ? (uint64_t) e->weight
+		* (p->logStride > 1 ? p->logStride : 1) : st->count;
+	uint32_t weight = w64 > UINT32_MAX ? UINT32_MAX : (uint32_t) w64;
 
 	if (t < sinceNs || weight == 0) {
 	    continue;
@@ -1120,12 +1317,13 @@ WindowOf(
 		snprintf(root, sizeof(root), "thread %u", st->tid);
 	    }
 	    ids[0] = TpProfilePseudoLoc(w, root);
-	    memcpy(ids + 1, p->pool + st->first, sizeof(uint32_t) * st->depth);
+	    memcpy(ids + 1, TpProfileStackIds(p, si),
+		    sizeof(uint32_t) * st->depth);
 	    TpProfileAddStackWeighted(w, ids, st->depth + 1, st->tid, t,
 		    weight);
 	    free(ids);
 	} else {
-	    TpProfileAddStackWeighted(w, p->pool + st->first, st->depth,
+	    TpProfileAddStackWeighted(w, TpProfileStackIds(p, si), st->depth,
 		    st->tid, t, weight);
 	}
     }
@@ -1231,13 +1429,16 @@ TpProfileCompact(
  *
  * TpProfileStackIds --
  *
- *	The location ids of a stack, root first.
+ *	The location ids of a stack, root first, read from the trie into
+ *	the profile's scratch. Reading the same stack again costs nothing,
+ *	so a caller may read it, call something that reads it too
+ *	(TpTreeStackFuncs), and keep using its pointer.
  *
  * Results:
- *	Pointer into the profile's pool, valid until the next AddStack.
+ *	Pointer to depth ids, valid until another stack of p is read.
  *
  * Side effects:
- *	None.
+ *	Fills the scratch (callers hold the session's lock, or own p).
  *
  *----------------------------------------------------------------------
  */
@@ -1247,7 +1448,21 @@ TpProfileStackIds(
     const TpProfile *p,
     uint32_t stack)
 {
-    return p->pool + p->stacks[stack].first;
+    TpStackCache *c = p->cache;
+    uint32_t depth = p->stacks[stack].depth, node = p->stacks[stack].node;
+
+    if (c->readStack == stack + 1) {
+	return c->readIds;
+    }
+    if (depth > c->capRead) {
+	c->readIds = Grow(c->readIds, &c->capRead, depth, sizeof(uint32_t));
+    }
+    while (depth-- > 0) {
+	c->readIds[depth] = p->nodes[node].loc;
+	node = p->nodes[node].parent;
+    }
+    c->readStack = stack + 1;
+    return c->readIds;
 }
 
 /*

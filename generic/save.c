@@ -172,7 +172,7 @@ static const char *const ownKeys[] = {
     "start_epoch_us", "start_time", "duration_ns", "dropped", "program",
     "samples", "truncated", "unwind_errors", "merge_mismatches",
     "handler_ns_sum", "handler_ns_max", "handled", "first_ns", "last_ns",
-    "saved_epoch_us", NULL
+    "saved_epoch_us", "timeline_stride", NULL
 };
 
 /*
@@ -608,6 +608,9 @@ BuildMeta(
     PUTW("handled", p->handled);
     PUTW("first_ns", p->firstNs);
     PUTW("last_ns", p->lastNs);
+    if (p->logStride > 1) {
+	PUTW("timeline_stride", p->logStride);
+    }
     Tcl_GetTime(&now);
     PUTW("saved_epoch_us", (uint64_t) now.sec * 1000000u + (uint64_t) now.usec);
 #undef PUT
@@ -1348,7 +1351,8 @@ LoadOne(
     Tcl_HashTable modMap;		/* Saved module id -> p's index. */
     uint32_t **stackIds = NULL, *stackDepth = NULL, *stackTid = NULL;
     uint64_t *stackCount = NULL, *stackSeen = NULL, lastNs = 0;
-    sqlite3_int64 nFrames = 0, nStacks = 0, id;
+    sqlite3_int64 nFrames = 0, nStacks = 0, id, stride = 1;
+    size_t logMax;
     int rc, code = TCL_ERROR, isNew, k;
     Tcl_Obj *procs;
 
@@ -1555,12 +1559,28 @@ LoadOne(
      * the log.
      */
 
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
+	    "'timeline_stride'", -1, &st, NULL) != SQLITE_OK) {
+	FAIL();
+    }
+    if (sqlite3_step(st) == SQLITE_ROW) {
+	stride = sqlite3_column_int64(st, 0);
+	if (stride < 1 || stride > (1 << 30)) {
+	    sqlite3_finalize(st);
+	    st = NULL;
+	    CORRUPT("timeline_stride is out of range");
+	}
+    }
+    sqlite3_finalize(st);
+    st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT t_ns, stack_id, tid, weight "
 	    "FROM samples ORDER BY seq", -1, &st, NULL) != SQLITE_OK
 	    && sqlite3_prepare_v2(db, "SELECT t_ns, stack_id, tid, 1 "
 	    "FROM samples ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
 	FAIL();
     }
+    logMax = p->logMax;
+    p->logMax = SIZE_MAX;	/* The file's log whole, as it was. */
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 	sqlite3_int64 sid = sqlite3_column_int64(st, 1);
 	sqlite3_int64 w = sqlite3_column_int64(st, 3);
@@ -1579,13 +1599,35 @@ LoadOne(
     if (rc != SQLITE_DONE) {
 	FAIL();
     }
+    p->logMax = logMax;
+
+    /*
+     * A log thinned to one sample in timeline_stride (-timeline) holds
+     * only that share of the samples: the rest are counted, not logged.
+     */
+
+    if (stride > 1) {
+	p->logOff = 1;
+	if ((uint32_t) stride > p->logStride) {
+	    p->logStride = (uint32_t) stride;
+	}
+    }
     for (id = 0; id < nStacks; id++) {
+	while (stackSeen[id] < stackCount[id] && stride > 1) {
+	    uint64_t n = stackCount[id] - stackSeen[id];
+
+	    n = n > UINT32_MAX ? UINT32_MAX : n;
+	    TpProfileAddStackWeighted(p, stackIds[id], stackDepth[id],
+		    stackTid[id], lastNs, (uint32_t) n);
+	    stackSeen[id] += n;
+	}
 	while (stackSeen[id] < stackCount[id]) {
 	    TpProfileAddStack(p, stackIds[id], stackDepth[id], stackTid[id],
 		    lastNs);
 	    stackSeen[id]++;
 	}
     }
+    p->logOff = 0;
 
     /*
      * Thread names (files saved before they were kept have none).

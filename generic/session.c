@@ -134,6 +134,7 @@ TpOptionsDefault(
     o->clock = TP_CLOCK_WALL;
     o->maxDepth = TP_DEFAULT_DEPTH;
     o->bufferBytes = TP_DEFAULT_BUFFER;
+    o->timelineBytes = TP_DEFAULT_TIMELINE;
     o->mode = TP_MODE_NONE;
     o->modeGiven = 0;
     o->durationNs = 0;
@@ -394,6 +395,8 @@ TpSessionStart(
     if (s->profile == NULL) {
 	s->profile = TpProfileNew();
     }
+    s->profile->logMax = (size_t) o->timelineBytes / sizeof(TpLogEntry);
+    s->profile->logKeep = o->keepNs != 0;
     if (TpRingInit(&s->ring, (size_t) o->bufferBytes,
 	    (uint32_t) o->maxDepth) != 0) {
 	pthread_mutex_unlock(&s->lock);
@@ -707,6 +710,8 @@ TpSessionReset(
 	fresh->intervalUs = s->profile->intervalUs;
 	fresh->clock = s->profile->clock;
 	fresh->startEpochUs = s->profile->startEpochUs;
+	fresh->logMax = s->profile->logMax;
+	fresh->logKeep = s->profile->logKeep;
 	TpProfileFree(s->profile);
 	s->profile = fresh;
 	s->mainNamed = 0;		/* The drain names them again. */
@@ -1135,9 +1140,24 @@ ThreadsFn(
 
     memset(&sel, 0, sizeof(sel));
     if (strcmp(want, "merged") == 0) {
+	/*
+	 * Only samples of a thread that never ran Tcl leave the merged
+	 * tree, and a copy of the profile (as big as the profile) is
+	 * made only if there are some: a thread named but never sampled,
+	 * such as a helper that has since exited, does not count.
+	 */
+
 	sel.how = TP_THREADS_MERGED;
-	for (i = 0; i < p->nThreads; i++) {
-	    needCopy |= !TpThreadNameIsTcl(p->threads[i].name);
+	for (i = 0; i < p->nThreads && !needCopy; i++) {
+	    uint32_t k;
+
+	    if (TpThreadNameIsTcl(p->threads[i].name)) {
+		continue;
+	    }
+	    for (k = 0; k < p->nStacks && !needCopy; k++) {
+		needCopy = p->stacks[k].tid == p->threads[i].tid
+			&& p->stacks[k].count != 0;
+	    }
 	}
     } else if (strcmp(want, "all") == 0) {
 	sel.how = TP_THREADS_ALL;
@@ -1278,6 +1298,8 @@ TpSessionStatus(
     uint64_t fallback = 0, checkMism = 0, handled = 0;
     uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
     uint64_t profileBytes, missed, overruns, faults, traceBytes;
+    uint64_t logEntries = 0, logStride = 1, nStacks = 0, nNodes = 0;
+    uint64_t stackFrames = 0;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
@@ -1300,6 +1322,11 @@ TpSessionStatus(
 	hSum = p->handlerNsSum;
 	hMax = p->handlerNsMax;
 	handled = p->handled ? p->handled : p->samples;
+	logEntries = p->nLog;
+	nStacks = p->nStacks;
+	nNodes = p->nNodes;
+	stackFrames = p->stackFrames;
+	logStride = p->logStride > 1 ? p->logStride : 1;
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
     missed = s->missedBase + (s->ringLive ? s->ring.missed : 0);
@@ -1336,6 +1363,12 @@ TpSessionStatus(
     PUT("ringUsedBytes", Tcl_NewWideIntObj((Tcl_WideInt) ringUsed));
     PUT("profileBytes", Tcl_NewWideIntObj((Tcl_WideInt) profileBytes));
     PUT("traceBytes", Tcl_NewWideIntObj((Tcl_WideInt) traceBytes));
+    PUT("stacks", Tcl_NewWideIntObj((Tcl_WideInt) nStacks));
+    PUT("stackNodes", Tcl_NewWideIntObj((Tcl_WideInt) nNodes));
+    PUT("stackFrames", Tcl_NewWideIntObj((Tcl_WideInt) stackFrames));
+    PUT("timeline", Tcl_NewIntObj(s->opts.timelineBytes));
+    PUT("timelineSamples", Tcl_NewWideIntObj((Tcl_WideInt) logEntries));
+    PUT("timelineStride", Tcl_NewWideIntObj((Tcl_WideInt) logStride));
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));
     PUT("dropped", Tcl_NewWideIntObj((Tcl_WideInt) dropped));
     PUT("missed", Tcl_NewWideIntObj((Tcl_WideInt) missed));

@@ -22,8 +22,12 @@
  *	and Tcl frames are already merged in true calling order. Locations
  *	are interned by identity: a C location by (module, offset), a Tcl
  *	location by (type, name, file, line). Stacks are interned too, and
- *	each keeps its sample count; a time-ordered log of (time, stack)
- *	pairs keeps the order that timeline formats need.
+ *	each keeps its sample count; they are stored as the paths of a trie
+ *	whose nodes are (parent node, location), so that a stack costs only
+ *	the frames no earlier stack had below the same callers, and the
+ *	profile grows with the program's distinct paths, not with the run's
+ *	length. A time-ordered log of (time, stack) pairs keeps the order
+ *	that timeline formats need.
  *
  *	Everything the user sees is a pure function of that profile: the
  *	call tree (built on demand from the stacks, with self counts kept on
@@ -100,6 +104,10 @@ TpObjString(
 #define TP_MAX_INTERVAL_US	10000000
 #define TP_DEFAULT_INTERVAL_US	999	/* Non-round: avoids aliasing with
 					 * periodic work scheduled in ms. */
+#define TP_DEFAULT_TIMELINE	(4 << 20)	/* 262 144 log entries: 4.4
+						 * minutes at 1 kHz. */
+#define TP_MIN_TIMELINE		(16 << 10)
+#define TP_MAX_TIMELINE		(1 << 30)
 #define TP_DEFAULT_BUFFER	(2 << 20)	/* Bytes of ring: 1000-2000
 					 * usual samples, 1-2 s at the default
 					 * rate even if the drain never ran. */
@@ -638,9 +646,18 @@ typedef struct TpLoc {
     int func;			/* Index of the function (report time). */
 } TpLoc;
 
+typedef struct TpStackNode {	/* A frame of the stacks' trie. */
+    uint32_t parent;		/* Node of the caller, TP_NODE_NONE at the
+				 * root. */
+    uint32_t loc;		/* Location id. */
+} TpStackNode;
+
+#define TP_NODE_NONE	UINT32_MAX
+
 typedef struct TpStack {
-    uint32_t first;		/* Index of the first location id in the
-				 * profile's id pool (root first). */
+    uint32_t node;		/* Its innermost frame's node (TP_NODE_NONE
+				 * for an empty stack): the stack is the
+				 * path from the root to it. */
     uint32_t depth;
     uint64_t count;		/* Samples with exactly this stack. */
     uint32_t tid;		/* Thread it was sampled on. */
@@ -691,11 +708,26 @@ struct TpProfile {
     uint64_t lastScanNs;	/* Last rescan of the modules. */
     TpLoc *locs;  uint32_t nLocs, capLocs;
     TpHash *locIndex;
-    uint32_t *pool; size_t nPool, capPool;
-				/* Location ids of all stacks. */
+    TpStackNode *nodes; uint32_t nNodes, capNodes;
+    TpHash *nodeIndex;		/* The stacks' trie, by (parent, loc). */
     TpStack *stacks; uint32_t nStacks, capStacks;
+    uint64_t stackFrames;	/* Sum of the stacks' depths. */
     TpHash *stackIndex;
+    struct TpStackCache *cache;	/* The last stack added and the last read
+				 * (TpProfileStackIds): scratch, so that
+				 * neither walks the trie twice. */
     TpLogEntry *log; size_t nLog, capLog;
+    size_t logMax;		/* Entries the log may hold (0: the
+				 * default, TP_DEFAULT_TIMELINE bytes). */
+    uint32_t logStride;		/* Past logMax the log keeps one sample in
+				 * logStride (a power of two; 0 or 1: every
+				 * one), each entry standing for logStride
+				 * of its kind; counts stay exact. */
+    uint32_t logSkip;		/* Samples since the last one logged. */
+    int logKeep;		/* -keep: at logMax, forget the oldest
+				 * samples instead (the window shrinks). */
+    int logOff;			/* Count without logging (a loader adding
+				 * what a file's log did not hold). */
     uint64_t samples;		/* Samples aggregated, each by its weight
 				 * (ticks), as are the counters below. */
     uint64_t truncated;		/* ... flagged truncated. */
@@ -808,6 +840,8 @@ typedef struct TpOptions {
     char dumpFile[1024];	/* -dumpfile, native path. */
     int allThreads;		/* -threads all: every thread of the
 				 * process, not only the calling one. */
+    int timelineBytes;		/* -timeline: bytes of the profile's
+				 * time-ordered log. */
 } TpOptions;
 
 typedef struct TpSession TpSession;

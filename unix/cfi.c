@@ -18,27 +18,37 @@
  *
  *	A module is one loaded ELF object (dl_iterate_phdr): its load bias,
  *	the address range of its executable segments, and, once compiled,
- *	its rows. A row covers the addresses from its start to the next
- *	row's start and says how to get from a frame at those addresses to
- *	its caller: the CFA (the caller's stack pointer) is rsp or rbp plus
- *	an offset; the return address and the callee-saved registers rbx,
- *	rbp, r12-r15 the function saved are at fixed offsets from the CFA.
- *	That is what the CFA programs of x86-64 code say in practice; a row
- *	whose program says anything else (an expression, a register held in
- *	another register, a signal frame) is BAD, and a sample that needs it
- *	is unwound by libunwind instead. Rows are sorted; looking one up is a
- *	binary search, about 50 ns per frame.
+ *	its rows and rules. A row covers the addresses from its start to the
+ *	next row's start and names the rule that says how to get from a
+ *	frame at those addresses to its caller: the CFA (the caller's stack
+ *	pointer) is rsp or rbp plus an offset; the return address and the
+ *	callee-saved registers rbx, rbp, r12-r15 the function saved are at
+ *	fixed offsets from the CFA. That is what the CFA programs of x86-64
+ *	code say in practice; a rule for a program that says anything else
+ *	(an expression, a register held in another register, a signal frame)
+ *	is BAD, and a sample that needs it is unwound by libunwind instead.
+ *
+ *	A module has tens of thousands of rows but only a few hundred
+ *	distinct rules (libtcl: 33 000 rows, 269 rules): the same prologues
+ *	and frame sizes recur in every function. So a row is 6 bytes, its
+ *	start (uint32_t, from the load bias) in one array and its rule's
+ *	index (uint16_t) in a parallel one, and each distinct rule is stored
+ *	once per module. A module with more than 65536 distinct rules is
+ *	left to libunwind. The rows are sorted by start; a lookup reads the
+ *	block index (below), a few starts after it, one index and one rule.
  *
  *	Modules are found and compiled outside the handler: at profiler
  *	start on the profiled thread (every module, so that the first samples
  *	are fast), and afterwards by the sampler thread's drain when the
  *	handler met an address in no module (a library loaded since) or a
- *	module without rows. The handler only reads: a module becomes visible
- *	to it by an atomic increment of the module count after the entry is
- *	written, and its rows by an atomic store of its state after they are
+ *	module without rows. Compiling builds the rows in a scratch mapping
+ *	that is unmapped once the module's tables are copied out at their
+ *	final size. The handler only reads: a module becomes visible to it by
+ *	an atomic increment of the module count after the entry is written,
+ *	and its tables by an atomic store of its state after they are
  *	written. Nothing is freed while the process runs: a module that was
- *	unloaded is marked dead and skipped; its rows stay (a few hundred KB
- *	at most per module).
+ *	unloaded is marked dead and skipped; its tables stay (libtcl's are
+ *	about 220 KB, the largest of a plain tclsh).
  *
  *	The handler checks every address it reads against the sampled
  *	thread's stack, [interrupted sp, stack top): wrong rows can give a
@@ -53,6 +63,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 /*
@@ -75,7 +86,7 @@
 static const int savedDwarf[TP_CFI_NSAVED] = { DW_RBX, DW_RBP, 12, 13, 14, 15 };
 
 /*
- * Row kinds.
+ * Rule kinds (TpCfiRule.kind).
  */
 
 enum {
@@ -89,15 +100,20 @@ enum {
     ROW_PLT11			/* ... or >= 11 (see PltExpression). */
 };
 
-typedef struct TpCfiRow {
-    uint32_t start;		/* First address, as an offset from the
-				 * module's load bias. */
+/*
+ * A rule: where a frame's CFA, return address and saved registers are.
+ * Rules are compared with memcmp; fill them from a zeroed struct.
+ */
+
+typedef struct TpCfiRule {
     int32_t cfaOff;		/* Bytes added to rsp or rbp. */
     uint8_t kind;		/* ROW_* */
     int8_t raSlot;		/* Return address at CFA + 8 * raSlot. */
     int8_t saved[TP_CFI_NSAVED];/* Register i at CFA + 8 * saved[i], or 0 if
 				 * this function has not saved it. */
-} TpCfiRow;
+} TpCfiRule;
+
+#define TP_CFI_MAXRULES	65536	/* Rule indices are uint16_t. */
 
 /*
  * Module states (TpCfiModule.state, written with release, read with
@@ -106,7 +122,7 @@ typedef struct TpCfiRow {
 
 enum {
     MOD_NEW = 0,		/* Registered; rows not compiled yet. */
-    MOD_READY,			/* rows/nRows valid. */
+    MOD_READY,			/* Rows, rules and block index valid. */
     MOD_NOCFI,			/* No .eh_frame, or it could not be read. */
     MOD_DEAD			/* Unloaded since it was registered. */
 };
@@ -117,12 +133,17 @@ typedef struct TpCfiModule {
     uintptr_t ehHdr;		/* Address of .eh_frame_hdr, or 0. */
     uintptr_t segLo, segEnd;	/* The segment holding .eh_frame_hdr and
 				 * .eh_frame: every read stays inside. */
-    const TpCfiRow *rows;	/* Sorted by start, last row ROW_NONE. */
+    const uint32_t *starts;	/* Row k covers [starts[k], starts[k + 1]),
+				 * offsets from bias; sorted, and the last
+				 * row's rule is ROW_NONE. */
+    const uint16_t *ruleOf;	/* ruleOf[k]: row k's rule, in rules. */
+    const TpCfiRule *rules;	/* The distinct rules, each once. */
     uint32_t nRows;
+    uint32_t nRules;
     const uint32_t *block;	/* block[b]: the row covering the first
 				 * address of the b-th TP_CFI_BLOCK bytes
 				 * from lo, so that a lookup touches one or
-				 * two cache lines of rows instead of a
+				 * two cache lines of starts instead of a
 				 * binary search's dozen or more (the
 				 * handler runs with cold caches). */
     uint32_t nBlocks;
@@ -176,10 +197,30 @@ typedef struct Cie {
     const uint8_t *insns, *end;	/* Initial instructions. */
 } Cie;
 
+/*
+ * The rows of the module being compiled, and its rules so far. The rows
+ * live in an anonymous mapping that grows by mremap (no copy, and pages
+ * never written are never resident) and is unmapped when Compile has
+ * copied them out at their final size; the rules are few and found again
+ * through a hash table.
+ */
+
+typedef struct BufRow {
+    uint32_t start;		/* Offset from the module's bias. */
+    uint32_t rule;		/* Index in RowBuf.rules. */
+} BufRow;
+
 typedef struct RowBuf {
-    TpCfiRow *rows;
-    size_t n, size;
-    int failed;			/* Out of memory. */
+    BufRow *rows;		/* The mapping, or NULL. */
+    size_t n, size;		/* Rows used, rows mapped. */
+    TpCfiRule *rules;		/* malloc'd; nRules used of rulesSize. */
+    uint32_t nRules, rulesSize;
+    uint32_t *hash;		/* Open addressing: rule index + 1, or 0 if
+				 * empty; hashMask + 1 slots, at least twice
+				 * nRules. */
+    uint32_t hashMask;
+    int failed;			/* Out of memory, an address beyond 4 GB
+				 * from the bias, or too many rules. */
 } RowBuf;
 
 typedef struct Reader {
@@ -208,6 +249,9 @@ static const uint8_t pltExpr[] = {
 static void	AddRow(RowBuf *rb, uintptr_t bias, uintptr_t addr,
 		    const RegState *rs, int signal);
 static int	Compile(TpCfiModule *m);
+static int	StoreTables(TpCfiModule *m, const RowBuf *rb);
+static uint32_t	InternRule(RowBuf *rb, const TpCfiRule *rule);
+static void	MakeRule(const RegState *rs, int signal, TpCfiRule *rule);
 static int	ParseCie(const uint8_t *cie, const uint8_t *limit, Cie *c);
 static int	RunProgram(RowBuf *rb, uintptr_t bias, const Cie *c,
 		    const uint8_t *p, const uint8_t *end, uintptr_t loc,
@@ -481,6 +525,174 @@ ParseCie(
 /*
  *----------------------------------------------------------------------
  *
+ * MakeRule --
+ *
+ *	The rule for register state rs (NULL: no unwind information).
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Fills *rule, padding and unused fields zeroed.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+MakeRule(
+    const RegState *rs,
+    int signal,
+    TpCfiRule *rule)
+{
+    int i;
+
+    memset(rule, 0, sizeof(*rule));
+    if (rs == NULL) {
+	rule->kind = ROW_NONE;
+    } else if (signal || rs->raRule == 2) {
+	rule->kind = ROW_BAD;
+    } else if (rs->raRule == 0) {
+	rule->kind = ROW_END;
+    } else if (rs->cfaReg == CFA_PLT10 || rs->cfaReg == CFA_PLT11) {
+	rule->kind = rs->cfaReg == CFA_PLT10 ? ROW_PLT10 : ROW_PLT11;
+	rule->raSlot = -1;
+	for (i = 0; i < TP_CFI_NSAVED; i++) {
+	    if (rs->rule[i] != 0) {
+		rule->kind = ROW_BAD;
+	    }
+	}
+    } else if ((rs->cfaReg != DW_RSP && rs->cfaReg != DW_RBP)
+	    || rs->cfaOff < INT32_MIN || rs->cfaOff > INT32_MAX
+	    || rs->raOff % 8 != 0 || rs->raOff / 8 < -128
+	    || rs->raOff / 8 > 127) {
+	rule->kind = ROW_BAD;
+    } else {
+	rule->kind = rs->cfaReg == DW_RSP ? ROW_RSP : ROW_RBP;
+	rule->cfaOff = (int32_t) rs->cfaOff;
+	rule->raSlot = (int8_t) (rs->raOff / 8);
+	for (i = 0; i < TP_CFI_NSAVED; i++) {
+	    if (rs->rule[i] == 2 || (rs->rule[i] == 1
+		    && (rs->off[i] % 8 != 0 || rs->off[i] == 0
+		    || rs->off[i] / 8 < -128 || rs->off[i] / 8 > 127))) {
+		rule->kind = ROW_BAD;
+		break;
+	    }
+	    rule->saved[i] = (int8_t) (rs->rule[i] == 1 ? rs->off[i] / 8 : 0);
+	}
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * HashRule, InternRule --
+ *
+ *	InternRule: the index of rule among the module's rules, adding it if
+ *	new. HashRule hashes a rule's bytes.
+ *
+ * Results:
+ *	The index; 0 with rb->failed set if memory runs out or the module
+ *	has more rules than a row's index can name.
+ *
+ * Side effects:
+ *	May grow rb->rules and rebuild rb->hash.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint32_t
+HashRule(
+    const TpCfiRule *rule)
+{
+    uint32_t w[sizeof(TpCfiRule) / 4];	/* An int32_t aligns it. */
+    uint64_t h = 0;
+    size_t i;
+
+    memcpy(w, rule, sizeof(w));
+    for (i = 0; i < sizeof(w) / 4; i++) {
+	h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
+    }
+    return (uint32_t) (h >> 32);
+}
+
+static uint32_t
+InternRule(
+    RowBuf *rb,
+    const TpCfiRule *rule)
+{
+    uint32_t h, idx;
+
+    /*
+     * A row often has the rule of the row before it (and merges with it):
+     * that needs no hashing.
+     */
+
+    if (rb->n > 0 && memcmp(&rb->rules[rb->rows[rb->n - 1].rule], rule,
+	    sizeof(*rule)) == 0) {
+	return rb->rows[rb->n - 1].rule;
+    }
+    if (rb->hash != NULL) {
+	for (h = HashRule(rule) & rb->hashMask; rb->hash[h] != 0;
+		h = (h + 1) & rb->hashMask) {
+	    idx = rb->hash[h] - 1;
+	    if (memcmp(&rb->rules[idx], rule, sizeof(*rule)) == 0) {
+		return idx;
+	    }
+	}
+    }
+    if (rb->nRules == TP_CFI_MAXRULES) {
+	rb->failed = 1;
+	return 0;
+    }
+    if (rb->nRules == rb->rulesSize) {
+	uint32_t size = rb->rulesSize ? 2 * rb->rulesSize : 64;
+	TpCfiRule *rules = realloc(rb->rules, size * sizeof(TpCfiRule));
+
+	if (rules == NULL) {
+	    rb->failed = 1;
+	    return 0;
+	}
+	rb->rules = rules;
+	rb->rulesSize = size;
+    }
+    idx = rb->nRules++;
+    rb->rules[idx] = *rule;
+
+    /*
+     * Keep the table at most half full: rebuilt at twice the size.
+     */
+
+    if (rb->hash == NULL || 2 * rb->nRules > rb->hashMask + 1) {
+	uint32_t slots = rb->hash != NULL ? 2 * (rb->hashMask + 1) : 256;
+	uint32_t *hash = calloc(slots, sizeof(uint32_t)), i;
+
+	if (hash == NULL) {
+	    rb->failed = 1;
+	    return 0;
+	}
+	free(rb->hash);
+	rb->hash = hash;
+	rb->hashMask = slots - 1;
+	for (i = 0; i < rb->nRules; i++) {
+	    for (h = HashRule(&rb->rules[i]) & rb->hashMask; hash[h] != 0;
+		    h = (h + 1) & rb->hashMask) {
+		/* Probe on. */
+	    }
+	    hash[h] = i + 1;
+	}
+    } else {
+	for (h = HashRule(rule) & rb->hashMask; rb->hash[h] != 0;
+		h = (h + 1) & rb->hashMask) {
+	    /* Probe on. */
+	}
+	rb->hash[h] = idx + 1;
+    }
+    return idx;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * AddRow --
  *
  *	Appends the row for the addresses from addr on, in state rs.
@@ -502,8 +714,8 @@ AddRow(
     const RegState *rs,
     int signal)
 {
-    TpCfiRow row;
-    int i;
+    TpCfiRule rule;
+    uint32_t start, idx;
 
     if (addr < bias || addr - bias > UINT32_MAX) {
 	rb->failed = 1;
@@ -511,80 +723,47 @@ AddRow(
     if (rb->failed) {
 	return;
     }
-    memset(&row, 0, sizeof(row));
-    row.start = (uint32_t) (addr - bias);
-    if (rs == NULL) {
-	row.kind = ROW_NONE;
-    } else if (signal || rs->raRule == 2) {
-	row.kind = ROW_BAD;
-    } else if (rs->raRule == 0) {
-	row.kind = ROW_END;
-    } else if (rs->cfaReg == CFA_PLT10 || rs->cfaReg == CFA_PLT11) {
-	row.kind = rs->cfaReg == CFA_PLT10 ? ROW_PLT10 : ROW_PLT11;
-	row.raSlot = -1;
-	for (i = 0; i < TP_CFI_NSAVED; i++) {
-	    if (rs->rule[i] != 0) {
-		row.kind = ROW_BAD;
-	    }
-	}
-    } else if ((rs->cfaReg != DW_RSP && rs->cfaReg != DW_RBP)
-	    || rs->cfaOff < INT32_MIN || rs->cfaOff > INT32_MAX
-	    || rs->raOff % 8 != 0 || rs->raOff / 8 < -128
-	    || rs->raOff / 8 > 127) {
-	row.kind = ROW_BAD;
-    } else {
-	row.kind = rs->cfaReg == DW_RSP ? ROW_RSP : ROW_RBP;
-	row.cfaOff = (int32_t) rs->cfaOff;
-	row.raSlot = (int8_t) (rs->raOff / 8);
-	for (i = 0; i < TP_CFI_NSAVED; i++) {
-	    if (rs->rule[i] == 2 || (rs->rule[i] == 1
-		    && (rs->off[i] % 8 != 0 || rs->off[i] == 0
-		    || rs->off[i] / 8 < -128 || rs->off[i] / 8 > 127))) {
-		row.kind = ROW_BAD;
-		break;
-	    }
-	    row.saved[i] = (int8_t) (rs->rule[i] == 1 ? rs->off[i] / 8 : 0);
-	}
+    start = (uint32_t) (addr - bias);
+    MakeRule(rs, signal, &rule);
+    idx = InternRule(rb, &rule);
+    if (rb->failed) {
+	return;
     }
 
     /*
      * Rows with the same start replace each other (advance_loc by 0, or
-     * the end marker of one FDE where the next begins); equal neighbours
-     * merge.
+     * the end marker of one FDE where the next begins); neighbours with
+     * the same rule (the same index: rules are distinct) merge.
      */
 
-    if (rb->n > 0 && rb->rows[rb->n - 1].start == row.start) {
-	rb->rows[rb->n - 1] = row;
-	if (rb->n > 1) {
-	    TpCfiRow prev = rb->rows[rb->n - 2];
-
-	    prev.start = row.start;
-	    if (memcmp(&prev, &row, sizeof(row)) == 0) {
-		rb->n--;
-	    }
+    if (rb->n > 0 && rb->rows[rb->n - 1].start == start) {
+	rb->rows[rb->n - 1].rule = idx;
+	if (rb->n > 1 && rb->rows[rb->n - 2].rule == idx) {
+	    rb->n--;
 	}
 	return;
     }
-    if (rb->n > 0) {
-	TpCfiRow prev = rb->rows[rb->n - 1];
-
-	prev.start = row.start;
-	if (memcmp(&prev, &row, sizeof(row)) == 0) {
-	    return;
-	}
+    if (rb->n > 0 && rb->rows[rb->n - 1].rule == idx) {
+	return;
     }
     if (rb->n == rb->size) {
-	size_t size = rb->size ? 2 * rb->size : 1024;
-	TpCfiRow *rows = realloc(rb->rows, size * sizeof(TpCfiRow));
+	size_t size = rb->size ? 2 * rb->size : 8192;
+	void *rows = rb->rows == NULL
+		? mmap(NULL, size * sizeof(BufRow), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+		: mremap(rb->rows, rb->size * sizeof(BufRow),
+		    size * sizeof(BufRow), MREMAP_MAYMOVE);
 
-	if (rows == NULL) {
+	if (rows == MAP_FAILED) {
 	    rb->failed = 1;
 	    return;
 	}
 	rb->rows = rows;
 	rb->size = size;
     }
-    rb->rows[rb->n++] = row;
+    rb->rows[rb->n].start = start;
+    rb->rows[rb->n].rule = idx;
+    rb->n++;
 }
 
 /*
@@ -817,16 +996,101 @@ RunProgram(
 /*
  *----------------------------------------------------------------------
  *
- * Compile --
+ * StoreTables --
  *
- *	Compiles module m's .eh_frame into rows: every FDE, in address
- *	order (the order of .eh_frame_hdr's search table).
+ *	Copies the rows and rules compiled in rb out to module m at their
+ *	final size, and builds its block index.
  *
  * Results:
- *	0, or -1 if the module's CFI could not be read.
+ *	0, or -1 if the rows are out of order or memory runs out.
  *
  * Side effects:
- *	Sets m->rows and m->nRows (the caller publishes the state).
+ *	Sets m's starts, ruleOf, rules and block and their counts (the
+ *	caller publishes the state). rb is the caller's to release.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+StoreTables(
+    TpCfiModule *m,
+    const RowBuf *rb)
+{
+    uint64_t nBlocks, b;
+    uint32_t *starts, *block;
+    uint16_t *ruleOf;
+    TpCfiRule *rules;
+    size_t k;
+
+    /*
+     * The search table is sorted by pcBegin, so the rows are too, except
+     * for overlapping FDEs (never seen); check rather than trust.
+     */
+
+    for (k = 1; k < rb->n; k++) {
+	if (rb->rows[k].start <= rb->rows[k - 1].start) {
+	    return -1;
+	}
+    }
+    if (m->lo < m->bias) {
+	return -1;
+    }
+    nBlocks = ((m->hi - m->lo) >> TP_CFI_BLOCK_SHIFT) + 1;
+    starts = malloc(sizeof(uint32_t) * rb->n);
+    ruleOf = malloc(sizeof(uint16_t) * rb->n);
+    rules = malloc(sizeof(TpCfiRule) * rb->nRules);
+    block = malloc(sizeof(uint32_t) * nBlocks);
+    if (starts == NULL || ruleOf == NULL || rules == NULL || block == NULL) {
+	free(starts);
+	free(ruleOf);
+	free(rules);
+	free(block);
+	return -1;
+    }
+    for (k = 0; k < rb->n; k++) {
+	starts[k] = rb->rows[k].start;
+	ruleOf[k] = (uint16_t) rb->rows[k].rule;
+    }
+    memcpy(rules, rb->rules, sizeof(TpCfiRule) * rb->nRules);
+
+    /*
+     * The block index. Addresses before the first row map to row 0, whose
+     * start the lookup checks.
+     */
+
+    k = 0;
+    for (b = 0; b < nBlocks; b++) {
+	uintptr_t addr = m->lo + (b << TP_CFI_BLOCK_SHIFT) - m->bias;
+
+	while (k + 1 < rb->n && starts[k + 1] <= addr) {
+	    k++;
+	}
+	block[b] = (uint32_t) k;
+    }
+    m->starts = starts;
+    m->ruleOf = ruleOf;
+    m->rules = rules;
+    m->nRows = (uint32_t) rb->n;
+    m->nRules = rb->nRules;
+    m->block = block;
+    m->nBlocks = (uint32_t) nBlocks;
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * Compile --
+ *
+ *	Compiles module m's .eh_frame into rows and rules: every FDE, in
+ *	address order (the order of .eh_frame_hdr's search table).
+ *
+ * Results:
+ *	0, or -1 if the module's CFI could not be read, or has more
+ *	distinct rules than TP_CFI_MAXRULES (libunwind unwinds it then).
+ *
+ * Side effects:
+ *	Sets m's tables (see StoreTables; the caller publishes the state).
  *
  *----------------------------------------------------------------------
  */
@@ -838,10 +1102,11 @@ Compile(
     const uint8_t *hdr = (const uint8_t *) m->ehHdr;
     const uint8_t *limit = (const uint8_t *) m->segEnd;
     Reader r = { hdr, limit, 0 };
-    RowBuf rb = { NULL, 0, 0, 0 };
+    RowBuf rb;
     uint64_t count, i;
-    int tableEnc, fdeCountEnc;
+    int tableEnc, fdeCountEnc, result;
 
+    memset(&rb, 0, sizeof(rb));
     if (hdr == NULL || U8(&r) != 1) {
 	return -1;
     }
@@ -915,64 +1180,13 @@ Compile(
 	}
 	AddRow(&rb, m->bias, pcBegin + pcRange, NULL, 0);
     }
-    if (rb.failed || rb.n == 0) {
-	free(rb.rows);
-	return -1;
+    result = rb.failed || rb.n == 0 ? -1 : StoreTables(m, &rb);
+    if (rb.rows != NULL) {
+	munmap(rb.rows, rb.size * sizeof(BufRow));
     }
-
-    /*
-     * The search table is sorted by pcBegin, so the rows are too, except
-     * for overlapping FDEs (never seen); check rather than trust.
-     */
-
-    for (i = 1; i < rb.n; i++) {
-	if (rb.rows[i].start <= rb.rows[i - 1].start) {
-	    free(rb.rows);
-	    return -1;
-	}
-    }
-    /*
-     * The block index. Addresses before the first row map to row 0, whose
-     * start the lookup checks.
-     */
-
-    {
-	uint64_t nBlocks = ((m->hi - m->lo) >> TP_CFI_BLOCK_SHIFT) + 1;
-	uint32_t *block = malloc(sizeof(uint32_t) * nBlocks);
-	uint64_t b;
-	size_t k = 0;
-
-	if (block == NULL || m->lo < m->bias) {
-	    free(block);
-	    free(rb.rows);
-	    return -1;
-	}
-	for (b = 0; b < nBlocks; b++) {
-	    uintptr_t addr = m->lo + (b << TP_CFI_BLOCK_SHIFT) - m->bias;
-
-	    while (k + 1 < rb.n && rb.rows[k + 1].start <= addr) {
-		k++;
-	    }
-	    block[b] = (uint32_t) k;
-	}
-	m->block = block;
-	m->nBlocks = (uint32_t) nBlocks;
-    }
-    /*
-     * The buffer grew by doubling: give back what the rows do not use
-     * (a third of it on average, kept for the process's life otherwise).
-     */
-
-    if (rb.n < rb.size) {
-	TpCfiRow *fit = realloc(rb.rows, rb.n * sizeof(TpCfiRow));
-
-	if (fit != NULL) {
-	    rb.rows = fit;
-	}
-    }
-    m->rows = rb.rows;
-    m->nRows = (uint32_t) rb.n;
-    return 0;
+    free(rb.rules);
+    free(rb.hash);
+    return result;
 }
 
 /*
@@ -1239,20 +1453,19 @@ TpCfiWarm(void)
  *----------------------------------------------------------------------
  */
 
-static int
-SameLayout(
-    const TpCfiRow *a,
-    const TpCfiRow *b)
-{
-    return a->kind == b->kind && a->cfaOff == b->cfaOff
-	    && a->raSlot == b->raSlot
-	    && memcmp(a->saved, b->saved, sizeof(a->saved)) == 0;
-}
-
 /*
  * RowAtLocked: the compiled module holding pc and the index of the row
  * covering it (not the last, ROW_NONE, row). Called with cfi.lock held.
+ * RuleAt: row k's rule.
  */
+
+static const TpCfiRule *
+RuleAt(
+    const TpCfiModule *m,
+    uint32_t k)
+{
+    return &m->rules[m->ruleOf[k]];
+}
 
 static const TpCfiModule *
 RowAtLocked(
@@ -1274,7 +1487,7 @@ RowAtLocked(
 	while (lo < hi) {		/* First row starting after off. */
 	    uint32_t mid = lo + (hi - lo) / 2;
 
-	    if (m->rows[mid].start <= off) {
+	    if (m->starts[mid] <= off) {
 		lo = mid + 1;
 	    } else {
 		hi = mid;
@@ -1302,18 +1515,22 @@ TpCfiFrameExtent(
     TpCfiPrepare(1);
     pthread_mutex_lock(&cfi.lock);
     m = RowAtLocked(pc, &k);
-    if (m != NULL && (m->rows[k].kind == ROW_RSP
-	    || m->rows[k].kind == ROW_RBP)) {
+    if (m != NULL && (RuleAt(m, k)->kind == ROW_RSP
+	    || RuleAt(m, k)->kind == ROW_RBP)) {
+	/*
+	 * A module's rules are distinct: the same layout is the same rule.
+	 */
+
 	e = k;
-	while (k > 0 && SameLayout(&m->rows[k - 1], &m->rows[e])) {
+	while (k > 0 && m->ruleOf[k - 1] == m->ruleOf[e]) {
 	    k--;
 	}
-	while (e + 1 < m->nRows && SameLayout(&m->rows[e + 1], &m->rows[k])) {
+	while (e + 1 < m->nRows && m->ruleOf[e + 1] == m->ruleOf[k]) {
 	    e++;
 	}
 	if (e + 1 < m->nRows) {
-	    *loPtr = m->bias + m->rows[k].start;
-	    *hiPtr = m->bias + m->rows[e + 1].start;
+	    *loPtr = m->bias + m->starts[k];
+	    *hiPtr = m->bias + m->starts[e + 1];
 	    found = 1;
 	}
     }
@@ -1349,19 +1566,20 @@ TpCfiSavedRegs(
     int32_t cfaOff[16])
 {
     const TpCfiModule *m;
+    const TpCfiRule *rule;
     uint32_t k;
     int i, found = 0;
 
     TpCfiPrepare(1);
     pthread_mutex_lock(&cfi.lock);
     m = RowAtLocked(pc, &k);
-    if (m != NULL && (m->rows[k].kind == ROW_RSP
-	    || m->rows[k].kind == ROW_RBP)) {
+    rule = m != NULL ? RuleAt(m, k) : NULL;
+    if (rule != NULL && (rule->kind == ROW_RSP || rule->kind == ROW_RBP)) {
 	*maskPtr = 0;
 	for (i = 0; i < TP_CFI_NSAVED; i++) {
-	    if (m->rows[k].saved[i] != 0) {
+	    if (rule->saved[i] != 0) {
 		*maskPtr |= 1u << savedDwarf[i];
-		cfaOff[savedDwarf[i]] = 8 * m->rows[k].saved[i];
+		cfaOff[savedDwarf[i]] = 8 * rule->saved[i];
 	    }
 	}
 	found = 1;
@@ -1398,21 +1616,21 @@ TpCfiSameCfa(
     int max)
 {
     const TpCfiModule *m;
-    const TpCfiRow *r;
+    const TpCfiRule *r;
     uint32_t k;
     int count = 0;
 
     TpCfiPrepare(1);
     pthread_mutex_lock(&cfi.lock);
     m = RowAtLocked(ref, &k);
-    r = m != NULL ? &m->rows[k] : NULL;
+    r = m != NULL ? RuleAt(m, k) : NULL;
     if (r != NULL && (r->kind == ROW_RSP || r->kind == ROW_RBP)) {
 	for (k = 0; k + 1 < m->nRows; k++) {
-	    uintptr_t a = m->bias + m->rows[k].start;
-	    uintptr_t b = m->bias + m->rows[k + 1].start;
+	    uintptr_t a = m->bias + m->starts[k];
+	    uintptr_t b = m->bias + m->starts[k + 1];
 
-	    if (b <= lo || a >= hi || m->rows[k].kind != r->kind
-		    || m->rows[k].cfaOff != r->cfaOff) {
+	    if (b <= lo || a >= hi || RuleAt(m, k)->kind != r->kind
+		    || RuleAt(m, k)->cfaOff != r->cfaOff) {
 		continue;
 	    }
 	    a = a < lo ? lo : a;
@@ -1462,13 +1680,13 @@ TpCfiAtFork(
 /*
  *----------------------------------------------------------------------
  *
- * FindRow --
+ * FindRule --
  *
- *	The row for address pc.
+ *	The rule for address pc: that of the row covering it.
  *
  * Results:
- *	The row and its module's bias, or NULL (no module; module not
- *	compiled, in which case it is requested).
+ *	The rule, or NULL (no module; module not compiled, in which case it
+ *	is requested).
  *
  * Side effects:
  *	May set the request flags.
@@ -1479,15 +1697,15 @@ TpCfiAtFork(
  *----------------------------------------------------------------------
  */
 
-static const TpCfiRow *
-FindRow(
+static const TpCfiRule *
+FindRule(
     uintptr_t pc,
     int *hintPtr)
 {
     int n = __atomic_load_n(&cfi.nModules, __ATOMIC_ACQUIRE);
     int i = *hintPtr, j;
     const TpCfiModule *m = NULL;
-    const TpCfiRow *rows;
+    const uint32_t *starts;
     uint32_t off, k, b;
 
     if (i >= 0 && i < n && pc >= cfi.modules[i].lo && pc < cfi.modules[i].hi
@@ -1527,19 +1745,19 @@ FindRow(
 	return NULL;
     }
     off = (uint32_t) (pc - m->bias);
-    rows = m->rows;
+    starts = m->starts;
     b = (uint32_t) ((pc - m->lo) >> TP_CFI_BLOCK_SHIFT);
     if (m->nRows == 0 || b >= m->nBlocks) {
 	return NULL;
     }
     k = m->block[b];
-    if (off < rows[k].start) {
+    if (off < starts[k]) {
 	return NULL;
     }
-    while (k + 1 < m->nRows && rows[k + 1].start <= off) {
+    while (k + 1 < m->nRows && starts[k + 1] <= off) {
 	k++;
     }
-    return &rows[k];
+    return &m->rules[m->ruleOf[k]];
 }
 
 /*
@@ -1637,7 +1855,7 @@ TpCfiUnwind(
 	return -1;
     }
     while (1) {
-	const TpCfiRow *row;
+	const TpCfiRule *rule;
 	const TpTrampSite *site;
 	uintptr_t cfa, ra, raAddr;
 	uintptr_t next[TP_CFI_NSAVED];
@@ -1676,34 +1894,34 @@ TpCfiUnwind(
 	 * interrupted frame's ip is exact.
 	 */
 
-	row = FindRow(n == 1 ? ip : ip - 1, &hint);
-	if (row == NULL) {
+	rule = FindRule(n == 1 ? ip : ip - 1, &hint);
+	if (rule == NULL) {
 	    return -1;
 	}
-	if (row->kind == ROW_END) {
+	if (rule->kind == ROW_END) {
 	    break;
 	}
-	if (row->kind == ROW_RSP) {
-	    cfa = sp + (intptr_t) row->cfaOff;
-	} else if (row->kind == ROW_RBP) {
-	    cfa = regs[1] + (intptr_t) row->cfaOff;
-	} else if ((row->kind == ROW_PLT10 || row->kind == ROW_PLT11)
+	if (rule->kind == ROW_RSP) {
+	    cfa = sp + (intptr_t) rule->cfaOff;
+	} else if (rule->kind == ROW_RBP) {
+	    cfa = regs[1] + (intptr_t) rule->cfaOff;
+	} else if ((rule->kind == ROW_PLT10 || rule->kind == ROW_PLT11)
 		&& n == 1) {
 	    /* Only an interrupted frame can be in the PLT: it never calls. */
-	    cfa = sp + 8 + ((ip & 15) >= (row->kind == ROW_PLT10 ? 10u : 11u)
+	    cfa = sp + 8 + ((ip & 15) >= (rule->kind == ROW_PLT10 ? 10u : 11u)
 		    ? 8 : 0);
 	} else {
 	    return -1;
 	}
-	raAddr = cfa + 8 * (intptr_t) row->raSlot;
+	raAddr = cfa + 8 * (intptr_t) rule->raSlot;
 	if (cfa <= sp || cfa > hi || (cfa & 7) != 0
 		|| raAddr < lo || raAddr > hi - 8) {
 	    return -1;
 	}
 	for (i = 0; i < TP_CFI_NSAVED; i++) {
 	    next[i] = regs[i];
-	    if (row->saved[i] != 0) {
-		uintptr_t a = cfa + 8 * (intptr_t) row->saved[i];
+	    if (rule->saved[i] != 0) {
+		uintptr_t a = cfa + 8 * (intptr_t) rule->saved[i];
 
 		/*
 		 * A leaf function may keep registers in the 128-byte red

@@ -240,8 +240,6 @@ TpProfileNew(void)
 	Tcl_Panic("tclprof: out of memory");
     }
     p->locIndex = HashNew();
-    p->nodeIndex = HashNew();
-    p->stackIndex = HashNew();
     p->callIndex = HashNew();
     p->cache = calloc(1, sizeof(TpStackCache));
     if (p->cache == NULL) {
@@ -284,8 +282,8 @@ TpProfileFree(
     free(p->savedMeta);
     HashFree(p->callIndex);
     HashFree(p->locIndex);
-    HashFree(p->stackIndex);
-    HashFree(p->nodeIndex);
+    free(p->nodeSlots);
+    free(p->nodeStack);
     TpModulesFree(&p->modules);
     free(p);
 }
@@ -329,8 +327,8 @@ TpProfileBytes(
 	    * sizeof(uint32_t);
     n += p->capLog * sizeof(TpLogEntry);
     n += (size_t) p->capCalls * sizeof(TpCalls);
-    n += (p->locIndex->cap + p->nodeIndex->cap + p->stackIndex->cap
-	    + p->callIndex->cap) * 2 * sizeof(uint32_t);
+    n += (p->locIndex->cap + p->callIndex->cap) * 2 * sizeof(uint32_t);
+    n += (p->capNodeSlots + p->capNodeStack) * sizeof(uint32_t);
     return n;
 }
 
@@ -648,34 +646,6 @@ TpProfileNamedLoc(
  * Stack keys.
  */
 
-typedef struct StackKey {
-    uint32_t node;
-    uint32_t tid;
-} StackKey;
-
-static int
-StackEq(
-    const TpProfile *p,
-    uint32_t id,
-    const void *keyPtr)
-{
-    const StackKey *k = keyPtr;
-    const TpStack *s = &p->stacks[id];
-
-    return s->node == k->node && s->tid == k->tid;
-}
-
-static int
-NodeEq(
-    const TpProfile *p,
-    uint32_t id,
-    const void *keyPtr)
-{
-    const TpStackNode *k = keyPtr;
-
-    return p->nodes[id].parent == k->parent && p->nodes[id].loc == k->loc;
-}
-
 static uint32_t
 Mix2(
     uint32_t a,
@@ -694,7 +664,9 @@ Mix2(
  * NodeIntern --
  *
  *	The trie node for location loc called from node parent
- *	(TP_NODE_NONE: at the root), added if new.
+ *	(TP_NODE_NONE: at the root), added if new. The table holds node ids
+ *	only (at most two thirds full); a slot's hash is recomputed from its
+ *	node when the table grows.
  *
  * Results:
  *	The node's id.
@@ -711,23 +683,51 @@ NodeIntern(
     uint32_t parent,
     uint32_t loc)
 {
-    TpStackNode k;
-    uint32_t h = Mix2(parent, loc), id;
+    size_t mask = p->capNodeSlots - 1, i, cap;
+    uint32_t id;
 
-    k.parent = parent;
-    k.loc = loc;
-    if (!HashFind(p, p->nodeIndex, h, NodeEq, &k, &id)) {
-	size_t cap = p->capNodes;
+    if (p->capNodeSlots != 0) {
+	for (i = Mix2(parent, loc) & mask; p->nodeSlots[i] != 0;
+		i = (i + 1) & mask) {
+	    const TpStackNode *n = &p->nodes[p->nodeSlots[i] - 1];
 
-	if (p->nNodes == TP_NODE_NONE) {
-	    Tcl_Panic("tclprof: too many stack frames");
+	    if (n->parent == parent && n->loc == loc) {
+		return p->nodeSlots[i] - 1;
+	    }
 	}
-	p->nodes = Grow(p->nodes, &cap, (size_t) p->nNodes + 1,
-		sizeof(TpStackNode));
-	p->capNodes = (uint32_t) cap;
-	id = p->nNodes++;
-	p->nodes[id] = k;
-	HashInsert(p->nodeIndex, h, id);
+    }
+    if (p->nNodes >= TP_NODE_NONE - 1) {
+	Tcl_Panic("tclprof: too many stack frames");
+    }
+    cap = p->capNodes;
+    p->nodes = Grow(p->nodes, &cap, (size_t) p->nNodes + 1,
+	    sizeof(TpStackNode));
+    p->capNodes = (uint32_t) cap;
+    id = p->nNodes++;
+    p->nodes[id].parent = parent;
+    p->nodes[id].loc = loc;
+    if (3 * (size_t) p->nNodes > 2 * p->capNodeSlots) {
+	size_t newCap = p->capNodeSlots ? 2 * p->capNodeSlots : 1024;
+	uint32_t *slots = calloc(newCap, sizeof(uint32_t)), j;
+
+	if (slots == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	free(p->nodeSlots);
+	p->nodeSlots = slots;
+	p->capNodeSlots = newCap;
+	mask = newCap - 1;
+	for (j = 0; j < p->nNodes; j++) {
+	    for (i = Mix2(p->nodes[j].parent, p->nodes[j].loc) & mask;
+		    slots[i] != 0; i = (i + 1) & mask) {
+	    }
+	    slots[i] = j + 1;
+	}
+    } else {
+	for (i = Mix2(parent, loc) & mask; p->nodeSlots[i] != 0;
+		i = (i + 1) & mask) {
+	}
+	p->nodeSlots[i] = id + 1;
     }
     return id;
 }
@@ -770,9 +770,8 @@ TpProfileAddStackWeighted(
     uint32_t weight)
 {
     TpStackCache *c = p->cache;
-    StackKey k;
-    uint32_t h, id, node = TP_NODE_NONE;
-    size_t i = 0, cap;
+    uint32_t id, node = TP_NODE_NONE, *slot;
+    size_t i = 0, cap, at;
 
     /*
      * The trie path of ids. Consecutive samples mostly share their outer
@@ -800,10 +799,26 @@ TpProfileAddStackWeighted(
     }
     c->addDepth = depth;
 
-    k.node = node;
-    k.tid = tid;
-    h = Mix2(node, tid);
-    if (!HashFind(p, p->stackIndex, h, StackEq, &k, &id)) {
+    /*
+     * The stack: the one ending at that node on this thread.
+     */
+
+    at = (uint32_t) (node + 1);	/* The empty stack's node: 0. */
+    if (at + 1 > p->capNodeStack) {
+	size_t old = p->capNodeStack;
+
+	cap = old;
+	p->nodeStack = Grow(p->nodeStack, &cap, at + 1, sizeof(uint32_t));
+	memset(p->nodeStack + old, 0, (cap - old) * sizeof(uint32_t));
+	p->capNodeStack = cap;
+    }
+    slot = &p->nodeStack[at];
+    for (id = *slot; id != 0 && p->stacks[id - 1].tid != tid;
+	    id = p->stacks[id - 1].next) {
+    }
+    if (id != 0) {
+	id--;
+    } else {
 	cap = p->capStacks;
 	p->stacks = Grow(p->stacks, &cap, (size_t) p->nStacks + 1,
 		sizeof(TpStack));
@@ -813,9 +828,9 @@ TpProfileAddStackWeighted(
 	p->stacks[id].depth = depth;
 	p->stacks[id].count = 0;
 	p->stacks[id].tid = tid;
-	p->stacks[id].hash = h;
+	p->stacks[id].next = *slot;
+	*slot = id + 1;
 	p->stackFrames += depth;
-	HashInsert(p->stackIndex, h, id);
     }
     p->stacks[id].count += weight;
     p->samples += weight;
@@ -1210,8 +1225,7 @@ WindowOf(
 	Tcl_Panic("tclprof: out of memory");
     }
     w->locIndex = HashNew();
-    w->nodeIndex = HashNew();
-    w->stackIndex = HashNew();
+
     w->cache = calloc(1, sizeof(TpStackCache));
     if (w->cache == NULL) {
 	Tcl_Panic("tclprof: out of memory");

@@ -661,7 +661,8 @@ typedef struct TpStack {
     uint32_t depth;
     uint64_t count;		/* Samples with exactly this stack. */
     uint32_t tid;		/* Thread it was sampled on. */
-    uint32_t hash;
+    uint32_t next;		/* 1 + the next stack ending at the same
+				 * node (another thread's), or 0. */
 } TpStack;
 
 typedef struct TpLogEntry {	/* 16 bytes: the thread is the stack's. */
@@ -709,10 +710,17 @@ struct TpProfile {
     TpLoc *locs;  uint32_t nLocs, capLocs;
     TpHash *locIndex;
     TpStackNode *nodes; uint32_t nNodes, capNodes;
-    TpHash *nodeIndex;		/* The stacks' trie, by (parent, loc). */
+    uint32_t *nodeSlots;	/* The trie's nodes by (parent, loc): open
+				 * addressing, node id + 1 or 0 (the hash is
+				 * recomputed from the node: 4 bytes a
+				 * slot). */
+    size_t capNodeSlots;	/* Power of two, or 0. */
+    uint32_t *nodeStack;	/* nodeStack[node + 1]: 1 + the first stack
+				 * ending at node (TpStack.next chains the
+				 * others: one per thread), or 0. */
+    size_t capNodeStack;
     TpStack *stacks; uint32_t nStacks, capStacks;
     uint64_t stackFrames;	/* Sum of the stacks' depths. */
-    TpHash *stackIndex;
     struct TpStackCache *cache;	/* The last stack added and the last read
 				 * (TpProfileStackIds): scratch, so that
 				 * neither walks the trie twice. */

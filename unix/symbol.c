@@ -71,12 +71,18 @@
 				 * work a hostile archive can cause). */
 #define TP_MAX_SEG	8	/* Executable segments of a library. */
 
-typedef struct TpSym {
+typedef struct TpSym {	/* 16 bytes: libc's and libtcl's tables
+				 * hold thousands. */
     uintptr_t start;		/* ELF virtual address of the function. */
-    uint32_t size;		/* Its size in bytes (nonzero). */
+    uint32_t size;		/* Its size in bytes (nonzero); while the
+				 * table is built, its top SYM_RANK_SHIFT
+				 * bits hold the alias preference. */
     uint32_t name;		/* Offset of its name in the pool. */
-    uint32_t rank;		/* Alias preference (building only). */
 } TpSym;
+
+#define SYM_RANK_SHIFT	28	/* Functions of 256 MB or more are left
+				 * out. */
+#define SYM_SIZE_MASK	((1u << SYM_RANK_SHIFT) - 1)
 
 struct TpSymtab {
     TpSym *syms;		/* Sorted by start, one per start. */
@@ -213,7 +219,7 @@ AddSym(
     TpSym *s = NULL;
     char *names = NULL;
 
-    if (b->failed || size == 0 || size > UINT32_MAX || len == 1) {
+    if (b->failed || size == 0 || size > SYM_SIZE_MASK || len == 1) {
 	return;
     }
     if (b->nameLen + len <= UINT32_MAX) {
@@ -230,9 +236,8 @@ AddSym(
     b->t.names = names;
     s = &b->t.syms[b->t.nSyms++];
     s->start = start;
-    s->size = (uint32_t) size;
+    s->size = (uint32_t) size | Rank(bind, name) << SYM_RANK_SHIFT;
     s->name = (uint32_t) b->nameLen;
-    s->rank = Rank(bind, name);
     memcpy(b->t.names + b->nameLen, name, len);
     b->nameLen += len;
 }
@@ -247,8 +252,8 @@ CompareSyms(
     if (x->start != y->start) {
 	return x->start < y->start ? -1 : 1;
     }
-    if (x->rank != y->rank) {
-	return x->rank > y->rank ? -1 : 1;
+    if (x->size >> SYM_RANK_SHIFT != y->size >> SYM_RANK_SHIFT) {
+	return x->size >> SYM_RANK_SHIFT > y->size >> SYM_RANK_SHIFT ? -1 : 1;
     }
     return x->name < y->name ? -1 : x->name > y->name;
 }
@@ -256,7 +261,9 @@ CompareSyms(
 /*
  * Sorts a built table, keeping the preferred name of each address, and
  * takes over the builder's memory: the table, or NULL (memory freed) if
- * it is empty or memory ran out.
+ * it is empty or memory ran out. The names of the aliases left out are
+ * dropped and both arrays cut to size: the tables stay as long as the
+ * process (libc's debug symbols alone are thousands).
  */
 
 static TpSymtab *
@@ -264,17 +271,43 @@ BuilderFinish(
     Builder *b)
 {
     TpSymtab *t = NULL;
-    size_t i, n = 0;
+    size_t i, n = 0, used = 0;
+    char *names = NULL;
 
     if (!b->failed && b->t.nSyms > 0) {
 	qsort(b->t.syms, b->t.nSyms, sizeof(TpSym), CompareSyms);
 	for (i = 0; i < b->t.nSyms; i++) {
 	    if (n == 0 || b->t.syms[n - 1].start != b->t.syms[i].start) {
-		b->t.syms[n++] = b->t.syms[i];
+		b->t.syms[n] = b->t.syms[i];
+		b->t.syms[n++].size &= SYM_SIZE_MASK;
 	    }
 	}
-	t = malloc(sizeof(TpSymtab));
+	for (i = 0; i < n; i++) {
+	    used += strlen(b->t.names + b->t.syms[i].name) + 1;
+	}
+	names = malloc(used);
+	t = names != NULL ? malloc(sizeof(TpSymtab)) : NULL;
     }
+    if (t != NULL) {
+	TpSym *fit;
+
+	used = 0;
+	for (i = 0; i < n; i++) {
+	    size_t len = strlen(b->t.names + b->t.syms[i].name) + 1;
+
+	    memcpy(names + used, b->t.names + b->t.syms[i].name, len);
+	    b->t.syms[i].name = (uint32_t) used;
+	    used += len;
+	}
+	free(b->t.names);
+	b->t.names = names;
+	names = NULL;
+	fit = realloc(b->t.syms, n * sizeof(TpSym));
+	if (fit != NULL) {
+	    b->t.syms = fit;
+	}
+    }
+    free(names);
     if (t == NULL) {
 	free(b->t.syms);
 	free(b->t.names);

@@ -1468,8 +1468,10 @@ TpProfileStackIds(
     if (c->readStack == stack + 1) {
 	return c->readIds;
     }
-    if (depth > c->capRead) {
-	c->readIds = Grow(c->readIds, &c->capRead, depth, sizeof(uint32_t));
+    if (depth > c->capRead || c->readIds == NULL) {
+	/* Never NULL, even for an empty stack: callers memcpy from it. */
+	c->readIds = Grow(c->readIds, &c->capRead, depth ? depth : 1,
+		sizeof(uint32_t));
     }
     while (depth-- > 0) {
 	c->readIds[depth] = p->nodes[node].loc;

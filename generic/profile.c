@@ -661,15 +661,16 @@ Mix2(
 /*
  *----------------------------------------------------------------------
  *
- * NodeIntern --
+ * NodeSlot, NodeIntern --
  *
- *	The trie node for location loc called from node parent
+ *	NodeIntern: the trie node for location loc called from node parent
  *	(TP_NODE_NONE: at the root), added if new. The table holds node ids
  *	only (at most two thirds full); a slot's hash is recomputed from its
- *	node when the table grows.
+ *	node when the table grows. NodeSlot: the slot holding that node, or
+ *	the empty slot where it goes.
  *
  * Results:
- *	The node's id.
+ *	The node's id; the slot's index.
  *
  * Side effects:
  *	May add a node.
@@ -677,24 +678,56 @@ Mix2(
  *----------------------------------------------------------------------
  */
 
+static size_t
+NodeSlot(
+    const TpProfile *p,
+    uint32_t parent,
+    uint32_t loc)
+{
+    size_t mask = p->capNodeSlots - 1, i;
+
+    for (i = Mix2(parent, loc) & mask; p->nodeSlots[i] != 0;
+	    i = (i + 1) & mask) {
+	const TpStackNode *n = &p->nodes[p->nodeSlots[i] - 1];
+
+	if (n->parent == parent && n->loc == loc) {
+	    break;
+	}
+    }
+    return i;
+}
+
 static uint32_t
 NodeIntern(
     TpProfile *p,
     uint32_t parent,
     uint32_t loc)
 {
-    size_t mask = p->capNodeSlots - 1, i, cap;
+    size_t i, cap;
     uint32_t id;
 
-    if (p->capNodeSlots != 0) {
-	for (i = Mix2(parent, loc) & mask; p->nodeSlots[i] != 0;
-		i = (i + 1) & mask) {
-	    const TpStackNode *n = &p->nodes[p->nodeSlots[i] - 1];
+    /*
+     * Room for one more node first, so that one probe finds the node or
+     * the slot it goes in.
+     */
 
-	    if (n->parent == parent && n->loc == loc) {
-		return p->nodeSlots[i] - 1;
-	    }
+    if (3 * ((size_t) p->nNodes + 1) > 2 * p->capNodeSlots) {
+	uint32_t j;
+
+	free(p->nodeSlots);
+	p->capNodeSlots = p->capNodeSlots ? 2 * p->capNodeSlots : 1024;
+	p->nodeSlots = calloc(p->capNodeSlots, sizeof(uint32_t));
+	if (p->nodeSlots == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
 	}
+	for (j = 0; j < p->nNodes; j++) {
+	    p->nodeSlots[NodeSlot(p, p->nodes[j].parent, p->nodes[j].loc)]
+		    = j + 1;
+	}
+    }
+    i = NodeSlot(p, parent, loc);
+    if (p->nodeSlots[i] != 0) {
+	return p->nodeSlots[i] - 1;
     }
     if (p->nNodes >= TP_NODE_NONE - 1) {
 	Tcl_Panic("tclprof: too many stack frames");
@@ -706,29 +739,7 @@ NodeIntern(
     id = p->nNodes++;
     p->nodes[id].parent = parent;
     p->nodes[id].loc = loc;
-    if (3 * (size_t) p->nNodes > 2 * p->capNodeSlots) {
-	size_t newCap = p->capNodeSlots ? 2 * p->capNodeSlots : 1024;
-	uint32_t *slots = calloc(newCap, sizeof(uint32_t)), j;
-
-	if (slots == NULL) {
-	    Tcl_Panic("tclprof: out of memory");
-	}
-	free(p->nodeSlots);
-	p->nodeSlots = slots;
-	p->capNodeSlots = newCap;
-	mask = newCap - 1;
-	for (j = 0; j < p->nNodes; j++) {
-	    for (i = Mix2(p->nodes[j].parent, p->nodes[j].loc) & mask;
-		    slots[i] != 0; i = (i + 1) & mask) {
-	    }
-	    slots[i] = j + 1;
-	}
-    } else {
-	for (i = Mix2(parent, loc) & mask; p->nodeSlots[i] != 0;
-		i = (i + 1) & mask) {
-	}
-	p->nodeSlots[i] = id + 1;
-    }
+    p->nodeSlots[i] = id + 1;
     return id;
 }
 

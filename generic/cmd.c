@@ -370,11 +370,11 @@ StartCmd(
 {
     static const char *const options[] = {
 	"-buffer", "-clock", "-dumpfile", "-dumpsignal", "-duration",
-	"-interval", "-keep", "-maxdepth", "-mode", "-progress", "-threads",
+	"-instances", "-interval", "-keep", "-maxdepth", "-mode", "-progress", "-threads",
 	"-timeline", "-unwind", NULL
     };
     enum { OPT_BUFFER, OPT_CLOCK, OPT_DUMPFILE, OPT_DUMPSIGNAL, OPT_DURATION,
-	OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE, OPT_PROGRESS,
+	OPT_INSTANCES, OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE, OPT_PROGRESS,
 	OPT_THREADS, OPT_TIMELINE, OPT_UNWIND };
     static const char *const threadSets[] = {"all", "current", NULL};
     Tcl_DString native;
@@ -411,6 +411,15 @@ StartCmd(
 	    if (GetBytes(interp, objv[i + 1], "-timeline", "TIMELINE",
 		    TP_MIN_TIMELINE, TP_MAX_TIMELINE, &o.timelineBytes)
 		    != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    break;
+	case OPT_INSTANCES:
+	    if (Tcl_GetIntFromObj(NULL, objv[i + 1], &o.instances) != TCL_OK
+		    || o.instances < 0 || o.instances > 1000000) {
+		TpSetError(interp, "VALUE", "INSTANCES", "bad value \"%s\" for "
+			"-instances: must be a count from 0 (keep every name) "
+			"to 1000000", Tcl_GetString(objv[i + 1]));
 		return TCL_ERROR;
 	    }
 	    break;

@@ -27,6 +27,7 @@
  */
 
 #include "tclprofInt.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,12 @@ static int	HashFind(const TpProfile *p, TpHash *h, uint32_t hash,
 static void	HashInsert(TpHash *h, uint32_t hash, uint32_t id);
 static void *	Grow(void *ptr, size_t *cap, size_t need, size_t elemSize);
 static uint32_t	NodeIntern(TpProfile *p, uint32_t parent, uint32_t loc);
+struct LocKey;
+static uint32_t	LocHash(const struct LocKey *k);
+static uint32_t	AddLoc(TpProfile *p, const struct LocKey *k, uint32_t h);
+static int	FamilyCount(TpProfile *p, const struct LocKey *k,
+		    const char *folded, size_t foldedLen);
+static void	CopyFamilies(TpProfile *w, const TpProfile *p);
 static void	LogAppend(TpProfile *p, uint32_t stack, uint64_t timeNs,
 		    uint32_t weight);
 
@@ -70,6 +77,21 @@ typedef struct TpStackCache {
     uint32_t readStack;		/* Its index + 1; 0 for none. */
 } TpStackCache;
 static int	IsOwnModule(const char *name);
+
+/*
+ * A family of Tcl names (FamilyCount): the names of one type, file and
+ * line that differ only in their numbers.
+ */
+
+typedef struct TpFamily {
+    char *name;			/* Folded. Owned. */
+    char *file;			/* Owned, or NULL. */
+    int line;
+    uint8_t type;
+    uint8_t folded;
+    uint32_t count;		/* Names seen, up to instances + 1. */
+} TpFamily;
+
 
 /*
  * FNV-1a over bytes, then mixed: adequate for ids and short names.
@@ -282,6 +304,12 @@ TpProfileFree(
     free(p->savedMeta);
     HashFree(p->callIndex);
     HashFree(p->locIndex);
+    for (i = 0; i < p->nFams; i++) {
+	free(p->fams[i].name);
+	free(p->fams[i].file);
+    }
+    free(p->fams);
+    HashFree(p->famIndex);
     free(p->nodeSlots);
     free(p->nodeStack);
     TpModulesFree(&p->modules);
@@ -328,6 +356,12 @@ TpProfileBytes(
     n += p->capLog * sizeof(TpLogEntry);
     n += (size_t) p->capCalls * sizeof(TpCalls);
     n += (p->locIndex->cap + p->callIndex->cap) * 2 * sizeof(uint32_t);
+    n += (size_t) p->capFams * sizeof(TpFamily)
+	    + (p->famIndex ? p->famIndex->cap * 2 * sizeof(uint32_t) : 0);
+    for (i = 0; i < p->nFams; i++) {
+	n += strlen(p->fams[i].name) + 1
+		+ (p->fams[i].file ? strlen(p->fams[i].file) + 1 : 0);
+    }
     n += (p->capNodeSlots + p->capNodeStack) * sizeof(uint32_t);
     return n;
 }
@@ -402,13 +436,10 @@ DupN(
 }
 
 static uint32_t
-InternLoc(
-    TpProfile *p,
+LocHash(
     const LocKey *k)
 {
-    uint32_t h = 2166136261u, id;
-    size_t cap;
-    TpLoc *l;
+    uint32_t h = 2166136261u;
 
     h = HashBytes(h, &k->kind, sizeof(int));
     h = HashBytes(h, &k->type, sizeof(int));
@@ -424,9 +455,38 @@ InternLoc(
 	h = HashBytes(h, &k->offset, sizeof(uintptr_t));
 	h = HashBytes(h, &k->isCaller, sizeof(int));
     }
+    return h;
+}
+
+static uint32_t
+InternLoc(
+    TpProfile *p,
+    const LocKey *k)
+{
+    uint32_t h = LocHash(k), id;
+
     if (HashFind(p, p->locIndex, h, LocEq, k, &id)) {
 	return id;
     }
+    return AddLoc(p, k, h);
+}
+
+/*
+ * AddLoc: a new location for key k (of hash h), whether or not one with
+ * the same key exists (a window copies a folded family's locations, which
+ * share a name, one for one).
+ */
+
+static uint32_t
+AddLoc(
+    TpProfile *p,
+    const LocKey *k,
+    uint32_t h)
+{
+    uint32_t id;
+    size_t cap;
+    TpLoc *l;
+
     cap = p->capLocs;
     p->locs = Grow(p->locs, &cap, (size_t) p->nLocs + 1, sizeof(TpLoc));
     p->capLocs = (uint32_t) cap;
@@ -568,6 +628,9 @@ TpProfileTclLoc(
     int line)
 {
     LocKey k;
+    uint32_t h, id;
+    char *folded;
+    size_t foldedLen;
 
     memset(&k, 0, sizeof(k));
     k.kind = TP_KIND_TCL;
@@ -578,7 +641,230 @@ TpProfileTclLoc(
     k.file = file;
     k.fileLen = file ? fileLen : 0;
     k.line = line;
-    return InternLoc(p, &k);
+    if (p->instances == 0 || type == TP_TCL_PSEUDO) {
+	return InternLoc(p, &k);
+    }
+    h = LocHash(&k);
+    if (HashFind(p, p->locIndex, h, LocEq, &k, &id)) {
+	return id;
+    }
+    folded = TpFoldNumbers(k.name, k.nameLen, &foldedLen);
+    if (folded == NULL) {
+	return AddLoc(p, &k, h);
+    }
+    if (FamilyCount(p, &k, folded, foldedLen)) {
+	k.name = folded;
+	k.nameLen = foldedLen;
+	id = InternLoc(p, &k);
+    } else {
+	id = AddLoc(p, &k, h);
+    }
+    free(folded);
+    return id;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpFoldNumbers --
+ *
+ *	A name with the numbers of its last part (after the last "::")
+ *	replaced by "*": each run that starts with a digit and goes on over
+ *	hexadecimal digits ("::ns2::gen17" and "::ns2::gen18" give
+ *	"::ns2::gen*", "sock55d0c8a0" gives "sock*"). A namespace's
+ *	numbers stay: they are rarely a counter, and a name that kept them
+ *	is easier to find in the program.
+ *
+ * Results:
+ *	The folded name (malloc, NUL-terminated, its length in *lenPtr),
+ *	or NULL when the last part has no digit.
+ *
+ * Side effects:
+ *	Allocates.
+ *
+ *----------------------------------------------------------------------
+ */
+
+char *
+TpFoldNumbers(
+    const char *name,
+    size_t len,
+    size_t *lenPtr)
+{
+    size_t i, last = 0, n;
+    char *out;
+
+    for (i = 0; i + 1 < len; i++) {
+	if (name[i] == ':' && name[i + 1] == ':') {
+	    last = i + 2;
+	}
+    }
+    for (i = last; i < len && !isdigit((unsigned char) name[i]); i++) {
+	/* Empty. */
+    }
+    if (i == len) {
+	return NULL;
+    }
+    out = malloc(len + 1);
+    if (out == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    memcpy(out, name, last);
+    n = last;
+    for (i = last; i < len; ) {
+	if (isdigit((unsigned char) name[i])) {
+	    while (i < len && isxdigit((unsigned char) name[i])) {
+		i++;
+	    }
+	    out[n++] = '*';
+	} else {
+	    out[n++] = name[i++];
+	}
+    }
+    out[n] = '\0';
+    *lenPtr = n;
+    return out;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * FamilyCount --
+ *
+ *	Counts a new Tcl name in its family: the names of one type, file
+ *	and line that fold to the same name (TpFoldNumbers). Past
+ *	p->instances names the family is folded: the locations of its
+ *	names so far are renamed to the folded name, so that reports
+ *	count them as one function with every later one.
+ *
+ * Results:
+ *	1 if the family is folded (the caller interns the folded name),
+ *	else 0 (the caller adds the name itself).
+ *
+ * Side effects:
+ *	May add a family, and rename locations.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+FamEq(
+    const TpProfile *p,
+    uint32_t id,
+    const void *keyPtr)
+{
+    const LocKey *k = keyPtr;
+    const TpFamily *f = &p->fams[id];
+
+    return f->type == k->type && f->line == k->line
+	    && StrEq(f->name, k->name, k->nameLen)
+	    && StrEq(f->file, k->file, k->fileLen);
+}
+
+static int
+FamilyCount(
+    TpProfile *p,
+    const LocKey *k,
+    const char *folded,
+    size_t foldedLen)
+{
+    LocKey fk = *k;
+    uint32_t h, id, i;
+    size_t cap;
+    TpFamily *f;
+
+    fk.name = folded;
+    fk.nameLen = foldedLen;
+    h = LocHash(&fk);
+    if (p->famIndex == NULL) {
+	p->famIndex = HashNew();
+    }
+    if (!HashFind(p, p->famIndex, h, FamEq, &fk, &id)) {
+	cap = p->capFams;
+	p->fams = Grow(p->fams, &cap, (size_t) p->nFams + 1, sizeof(TpFamily));
+	p->capFams = (uint32_t) cap;
+	id = p->nFams++;
+	f = &p->fams[id];
+	memset(f, 0, sizeof(*f));
+	f->name = DupN(folded, foldedLen);
+	f->file = DupN(k->file, k->fileLen);
+	f->line = k->line;
+	f->type = (uint8_t) k->type;
+	HashInsert(p->famIndex, h, id);
+    }
+    f = &p->fams[id];
+    if (f->folded) {
+	return 1;
+    }
+    if (++f->count <= p->instances) {
+	return 0;
+    }
+    f->folded = 1;
+    p->nFolded++;
+    for (i = 0; i < p->nLocs; i++) {
+	TpLoc *l = &p->locs[i];
+	char *ln;
+	size_t lnLen;
+
+	if (l->kind != TP_KIND_TCL || l->type != f->type || l->resolved
+		|| l->line != f->line || l->name == NULL
+		|| !StrEq(l->file, f->file ? f->file : "",
+			f->file ? strlen(f->file) : 0)) {
+	    continue;
+	}
+	ln = TpFoldNumbers(l->name, strlen(l->name), &lnLen);
+	if (ln != NULL && strcmp(ln, f->name) == 0) {
+	    free(l->name);
+	    l->name = ln;		/* Stays under its old hash: found by
+					 * no lookup, named as the family. */
+	} else {
+	    free(ln);
+	}
+    }
+    return 1;
+}
+
+/*
+ * CopyFamilies: w (a window or compacted copy of p, which may take p's
+ * place and go on sampling) folds the names p folds and counts on.
+ */
+
+static void
+CopyFamilies(
+    TpProfile *w,
+    const TpProfile *p)
+{
+    uint32_t i;
+
+    w->instances = p->instances;
+    w->nFolded = p->nFolded;
+    if (p->nFams == 0) {
+	return;
+    }
+    w->famIndex = HashNew();
+    w->fams = malloc(sizeof(TpFamily) * p->nFams);
+    if (w->fams == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    w->nFams = w->capFams = p->nFams;
+    for (i = 0; i < p->nFams; i++) {
+	const TpFamily *f = &p->fams[i];
+	LocKey k;
+
+	w->fams[i] = *f;
+	w->fams[i].name = strdup(f->name);
+	w->fams[i].file = f->file ? strdup(f->file) : NULL;
+	memset(&k, 0, sizeof(k));
+	k.kind = TP_KIND_TCL;
+	k.type = f->type;
+	k.module = -1;
+	k.name = f->name;
+	k.nameLen = strlen(f->name);
+	k.file = f->file;
+	k.fileLen = f->file ? strlen(f->file) : 0;
+	k.line = f->line;
+	HashInsert(w->famIndex, LocHash(&k), i);
+    }
 }
 
 uint32_t
@@ -1255,6 +1541,7 @@ WindowOf(
     w->lastScanNs = p->lastScanNs;
     w->logMax = p->logMax;
     w->logKeep = p->logKeep;
+    CopyFamilies(w, p);
 
     w->modules.mods = calloc((size_t) p->modules.nMods + 1, sizeof(TpModule));
     if (w->modules.mods == NULL) {
@@ -1286,7 +1573,7 @@ WindowOf(
 	    k.fileLen = l->file ? strlen(l->file) : 0;
 	    k.line = l->line;
 	}
-	id = InternLoc(w, &k);
+	id = AddLoc(w, &k, LocHash(&k));
 	if (id != i) {
 	    Tcl_Panic("tclprof: location %u copied as %u", i, id);
 	}

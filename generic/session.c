@@ -135,6 +135,7 @@ TpOptionsDefault(
     o->maxDepth = TP_DEFAULT_DEPTH;
     o->bufferBytes = TP_DEFAULT_BUFFER;
     o->timelineBytes = TP_DEFAULT_TIMELINE;
+    o->instances = TP_DEFAULT_INSTANCES;
     o->mode = TP_MODE_NONE;
     o->modeGiven = 0;
     o->durationNs = 0;
@@ -397,6 +398,7 @@ TpSessionStart(
     }
     s->profile->logMax = (size_t) o->timelineBytes / sizeof(TpLogEntry);
     s->profile->logKeep = o->keepNs != 0;
+    s->profile->instances = (uint32_t) o->instances;
     if (TpRingInit(&s->ring, (size_t) o->bufferBytes,
 	    (uint32_t) o->maxDepth) != 0) {
 	pthread_mutex_unlock(&s->lock);
@@ -712,6 +714,7 @@ TpSessionReset(
 	fresh->startEpochUs = s->profile->startEpochUs;
 	fresh->logMax = s->profile->logMax;
 	fresh->logKeep = s->profile->logKeep;
+	fresh->instances = s->profile->instances;
 	TpProfileFree(s->profile);
 	s->profile = fresh;
 	s->mainNamed = 0;		/* The drain names them again. */
@@ -1299,7 +1302,7 @@ TpSessionStatus(
     uint64_t hMax = 0, dropped, elapsed, ringBytes = 0, ringUsed = 0;
     uint64_t profileBytes, missed, overruns, faults, traceBytes;
     uint64_t logEntries = 0, logStride = 1, nStacks = 0, nNodes = 0;
-    uint64_t stackFrames = 0;
+    uint64_t stackFrames = 0, folded = 0;
 
 #define PUT(k, v) Tcl_DictObjPut(NULL, d, Tcl_NewStringObj((k), -1), (v))
     pthread_mutex_lock(&s->lock);
@@ -1326,6 +1329,7 @@ TpSessionStatus(
 	nStacks = p->nStacks;
 	nNodes = p->nNodes;
 	stackFrames = p->stackFrames;
+	folded = p->nFolded;
 	logStride = p->logStride > 1 ? p->logStride : 1;
     }
     dropped = s->droppedBase + (s->ringLive ? s->ring.dropped : 0);
@@ -1367,6 +1371,8 @@ TpSessionStatus(
     PUT("stackNodes", Tcl_NewWideIntObj((Tcl_WideInt) nNodes));
     PUT("stackFrames", Tcl_NewWideIntObj((Tcl_WideInt) stackFrames));
     PUT("timeline", Tcl_NewIntObj(s->opts.timelineBytes));
+    PUT("instances", Tcl_NewIntObj(s->opts.instances));
+    PUT("foldedNames", Tcl_NewWideIntObj((Tcl_WideInt) folded));
     PUT("timelineSamples", Tcl_NewWideIntObj((Tcl_WideInt) logEntries));
     PUT("timelineStride", Tcl_NewWideIntObj((Tcl_WideInt) logStride));
     PUT("samples", Tcl_NewWideIntObj((Tcl_WideInt) samples));

@@ -106,6 +106,7 @@ TpObjString(
 					 * periodic work scheduled in ms. */
 #define TP_DEFAULT_TIMELINE	(4 << 20)	/* 262 144 log entries: 4.4
 						 * minutes at 1 kHz. */
+#define TP_DEFAULT_INSTANCES	16	/* -instances. */
 #define TP_MIN_TIMELINE		(16 << 10)
 #define TP_MAX_TIMELINE		(1 << 30)
 #define TP_DEFAULT_BUFFER	(2 << 20)	/* Bytes of ring: 1000-2000
@@ -736,6 +737,15 @@ struct TpProfile {
 				 * samples instead (the window shrinks). */
     int logOff;			/* Count without logging (a loader adding
 				 * what a file's log did not hold). */
+    uint32_t instances;		/* -instances: Tcl names that differ only in
+				 * their numbers at one place (a coroutine
+				 * or proc made per request) are kept apart
+				 * up to this many, then counted as one
+				 * family ("coroutine ::conn*"); 0 keeps
+				 * every name. */
+    struct TpFamily *fams; uint32_t nFams, capFams;
+    TpHash *famIndex;		/* Families by key; NULL until one. */
+    uint32_t nFolded;		/* Families past `instances`. */
     uint64_t samples;		/* Samples aggregated, each by its weight
 				 * (ticks), as are the counters below. */
     uint64_t truncated;		/* ... flagged truncated. */
@@ -793,6 +803,8 @@ MODULE_SCOPE uint32_t	TpProfileCLoc(TpProfile *p, uintptr_t pc, int isCaller);
 MODULE_SCOPE uint32_t	TpProfileTclLoc(TpProfile *p, int type, const char *name,
 			    size_t nameLen, const char *file, size_t fileLen, int line);
 MODULE_SCOPE uint32_t	TpProfilePseudoLoc(TpProfile *p, const char *name);
+MODULE_SCOPE char *	TpFoldNumbers(const char *name, size_t len,
+			    size_t *lenPtr);
 MODULE_SCOPE uint32_t	TpProfileNamedLoc(TpProfile *p, int kind, int module,
 			    const char *name, const char *file, int line);
 MODULE_SCOPE void	TpProfileAddStackWeighted(TpProfile *p, const uint32_t *ids,
@@ -850,6 +862,7 @@ typedef struct TpOptions {
 				 * process, not only the calling one. */
     int timelineBytes;		/* -timeline: bytes of the profile's
 				 * time-ordered log. */
+    int instances;		/* -instances: TpProfile.instances. */
 } TpOptions;
 
 typedef struct TpSession TpSession;

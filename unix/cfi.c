@@ -58,6 +58,7 @@
  */
 
 #include "tclprofInt.h"
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1302,7 +1303,8 @@ ScanLocked(void)
  *	Registers every loaded module and compiles the rows of all of them
  *	(all = 1: profiler start) or of those a sample asked for (all = 0:
  *	the drain, after the handler set a request flag). CompileCallback
- *	does the compiling, for the modules still loaded.
+ *	notes the modules to compile; CompileHeld compiles each once the
+ *	loader's lock is released.
  *
  * Results:
  *	None.
@@ -1342,49 +1344,129 @@ OnDemand(
     return 0;
 }
 
+/*
+ * The modules to compile, noted by CompileCallback with their paths (the
+ * loader's strings are the module's own, gone if it is unloaded): the
+ * compiling is done after dl_iterate_phdr returns. Inside its callback
+ * the loader's lock is held, and compiling allocates: a malloc that
+ * unwinds (heaptrack, a heap profiler) takes its unwinder's lock and then
+ * the loader's, while another thread's malloc holds the unwinder's lock
+ * and waits for ours. A deadlock, seen under heaptrack.
+ */
+
+#define PENDING_NAMES	(64 * 1024)
+
+typedef struct Pending {
+    int all;			/* TpCfiPrepare's argument. */
+    int n;			/* Modules noted. */
+    int full;			/* Some did not fit: go round again. */
+    int index[TP_CFI_MAXMOD];	/* Their indexes in cfi.modules */
+    uint32_t nameOff[TP_CFI_MAXMOD];	/* and paths in names. */
+    size_t used;
+    char names[PENDING_NAMES];
+} Pending;
+
 static int
 CompileCallback(
     struct dl_phdr_info *info,
     size_t size,
     void *data)
 {
-    int all = *(int *) data, i, n = cfi.nModules;
+    Pending *pd = data;
+    int i, n = cfi.nModules;
 
     (void) size;
     for (i = 0; i < n; i++) {
 	TpCfiModule *m = &cfi.modules[i];
+	const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+	size_t len = strlen(name) + 1;
 
-	if (m->bias == info->dlpi_addr && m->state == MOD_NEW
-		&& ((all && (info->dlpi_name == NULL
-		|| !OnDemand(info->dlpi_name))) || m->wanted)) {
-	    __atomic_store_n(&m->state,
-		    Compile(m) == 0 ? MOD_READY : MOD_NOCFI, __ATOMIC_RELEASE);
+	if (m->bias != info->dlpi_addr || m->state != MOD_NEW
+		|| !((pd->all && !OnDemand(name)) || m->wanted)) {
+	    continue;
 	}
+	if (pd->used + len > sizeof(pd->names) || pd->n == TP_CFI_MAXMOD) {
+	    pd->full = 1;
+	    return 1;
+	}
+	pd->index[pd->n] = i;
+	pd->nameOff[pd->n++] = (uint32_t) pd->used;
+	memcpy(pd->names + pd->used, name, len);
+	pd->used += len;
     }
     return 0;
+}
+
+/*
+ * CompileHeld: compiles module m, loaded from path, holding it with a
+ * reference of our own (dlopen without loading) so that no thread can
+ * unload it while its tables are read. The program itself ("") and the
+ * vDSO cannot be unloaded. A module gone meanwhile, or replaced by
+ * another at another address, stays new: the next scan marks it dead.
+ */
+
+static void
+CompileHeld(
+    TpCfiModule *m,
+    const char *path)
+{
+    void *handle = NULL;
+    struct link_map *lm = NULL;
+
+    if (path[0] != '\0' && strchr(path, '/') != NULL) {
+	handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+	if (handle == NULL) {
+	    return;
+	}
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL
+		|| lm->l_addr != m->bias) {
+	    dlclose(handle);
+	    return;
+	}
+    }
+    __atomic_store_n(&m->state, Compile(m) == 0 ? MOD_READY : MOD_NOCFI,
+	    __ATOMIC_RELEASE);
+    if (handle != NULL) {
+	dlclose(handle);
+    }
 }
 
 void
 TpCfiPrepare(
     int all)
 {
+    Pending *pd;
+    int k, rounds = 0;
+
     if (!all && !__atomic_load_n(&cfi.rescan, __ATOMIC_ACQUIRE)
 	    && !__atomic_load_n(&cfi.build, __ATOMIC_ACQUIRE)) {
 	return;
     }
+    pd = malloc(sizeof(Pending));
     pthread_mutex_lock(&cfi.lock);
     if (all || __atomic_exchange_n(&cfi.rescan, 0, __ATOMIC_ACQ_REL)) {
 	ScanLocked();
     }
     __atomic_store_n(&cfi.build, 0, __ATOMIC_RELEASE);
-
-    /*
-     * Compiling inside dl_iterate_phdr's callback holds the loader's
-     * lock: no thread can unload the module while its tables are read.
-     */
-
-    dl_iterate_phdr(CompileCallback, &all);
+    if (pd == NULL) {
+	pthread_mutex_unlock(&cfi.lock);
+	__atomic_store_n(&cfi.build, 1, __ATOMIC_RELEASE);	/* Later. */
+	return;
+    }
+    do {
+	rounds++;
+	pd->all = all;
+	pd->n = 0;
+	pd->full = 0;
+	pd->used = 0;
+	dl_iterate_phdr(CompileCallback, pd);
+	for (k = 0; k < pd->n; k++) {
+	    CompileHeld(&cfi.modules[pd->index[k]],
+		    pd->names + pd->nameOff[k]);
+	}
+    } while (pd->full && pd->n > 0 && rounds < 16);
     pthread_mutex_unlock(&cfi.lock);
+    free(pd);
 }
 
 /*

@@ -61,6 +61,8 @@ static uint32_t	AddLoc(TpProfile *p, const struct LocKey *k, uint32_t h);
 static int	FamilyCount(TpProfile *p, const struct LocKey *k,
 		    const char *folded, size_t foldedLen);
 static void	CopyFamilies(TpProfile *w, const TpProfile *p);
+static void	FamilyFold(TpProfile *p, const struct LocKey *k);
+static void	FoldLocs(TpProfile *p, struct TpFamily *f);
 static void	LogAppend(TpProfile *p, uint32_t stack, uint64_t timeNs,
 		    uint32_t weight);
 
@@ -641,7 +643,7 @@ TpProfileTclLoc(
     k.file = file;
     k.fileLen = file ? fileLen : 0;
     k.line = line;
-    if (p->instances == 0 || type == TP_TCL_PSEUDO) {
+    if (p->instances == 0 || type == TP_TCL_PSEUDO || type == TP_TCL_LAMBDA) {
 	return InternLoc(p, &k);
     }
     h = LocHash(&k);
@@ -650,6 +652,14 @@ TpProfileTclLoc(
     }
     folded = TpFoldNumbers(k.name, k.nameLen, &foldedLen);
     if (folded == NULL) {
+	if (memchr(k.name, '*', k.nameLen) != NULL) {
+	    /*
+	     * A name the trace folded (trace.c, TraceName): the names of
+	     * its family met so far are folded now.
+	     */
+
+	    FamilyFold(p, &k);
+	}
 	return AddLoc(p, &k, h);
     }
     if (FamilyCount(p, &k, folded, foldedLen)) {
@@ -769,7 +779,7 @@ FamilyCount(
     size_t foldedLen)
 {
     LocKey fk = *k;
-    uint32_t h, id, i;
+    uint32_t h, id;
     size_t cap;
     TpFamily *f;
 
@@ -799,6 +809,37 @@ FamilyCount(
     if (++f->count <= p->instances) {
 	return 0;
     }
+    FoldLocs(p, f);
+    return 1;
+}
+
+/*
+ * FamilyFold: folds the family whose folded name is k's, if there is one
+ * (a name that arrives folded). FoldLocs: marks family f folded and
+ * renames the locations of its names.
+ */
+
+static void
+FamilyFold(
+    TpProfile *p,
+    const LocKey *k)
+{
+    uint32_t id;
+
+    if (p->famIndex != NULL
+	    && HashFind(p, p->famIndex, LocHash(k), FamEq, k, &id)
+	    && !p->fams[id].folded) {
+	FoldLocs(p, &p->fams[id]);
+    }
+}
+
+static void
+FoldLocs(
+    TpProfile *p,
+    TpFamily *f)
+{
+    uint32_t i;
+
     f->folded = 1;
     p->nFolded++;
     for (i = 0; i < p->nLocs; i++) {
@@ -821,7 +862,6 @@ FamilyCount(
 	    free(ln);
 	}
     }
-    return 1;
 }
 
 /*

@@ -439,7 +439,7 @@ TpSessionStart(
     }
     s->trace = NULL;
     if (mode == TP_MODE_TRACE) {
-	s->trace = TpTraceStart(interp, &s->unwind);
+	s->trace = TpTraceStart(interp, &s->unwind, o->instances);
 	if (s->trace == NULL) {
 	    err = Tcl_NewStringObj("cannot install the trace: calibration of "
 		    "the stack anchor failed", -1);

@@ -611,7 +611,7 @@ MODULE_SCOPE int	TpInterpCmdFrameLive(Tcl_Interp *interp,
 
 /* trace.c */
 MODULE_SCOPE TpTraceState *TpTraceStart(Tcl_Interp *interp,
-			    const TpUnwindConfig *cfg);
+			    const TpUnwindConfig *cfg, int instances);
 MODULE_SCOPE void	TpTraceStop(TpTraceState *ts, TpProfile *p);
 MODULE_SCOPE size_t	TpTraceBytes(const TpTraceState *ts);
 MODULE_SCOPE void	TpTraceCapture(TpTraceState *ts, Tcl_Interp *interp,

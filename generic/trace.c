@@ -118,9 +118,6 @@ typedef struct TraceCmd {
 				 * the leading ::). */
     int nameLen;
     int type;			/* TP_TCL_PROC or TP_TCL_CMD. */
-    const char *tailPtr;	/* Tcl_GetCommandName's pointer, to check
-				 * the token still names this command. */
-    Tcl_Namespace *nsPtr;
     int special;		/* One of the SPECIAL_* below, 0 for most
 				 * commands (one test in TraceProc). */
     int isNext;			/* [next] or [nextto] (for the handler). */
@@ -131,6 +128,18 @@ typedef struct TraceCmd {
     uint64_t calls;		/* Exact number of calls. */
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
+
+/*
+ * What a command token was last seen as (TpTraceState.byToken): its
+ * TraceCmd, which commands of one name share, and how to tell that the
+ * token still names that command.
+ */
+
+typedef struct TokenRef {
+    TraceCmd *tc;
+    const char *tailPtr;	/* Tcl_GetCommandName's pointer... */
+    Tcl_Namespace *nsPtr;	/* ... and the namespace, when made. */
+} TokenRef;
 
 /*
  * TraceCmd.special: commands whose calls TraceProc treats apart.
@@ -237,7 +246,12 @@ struct TpTraceState {
     volatile int writing;	/* Index TraceProc is writing + 1, 0 if
 				 * none... */
     ShadowEntry *volatile writingStack;/* ... in this stack. */
-    Tcl_HashTable byToken;	/* Tcl_Command -> TraceCmd. */
+    Tcl_HashTable byToken;	/* Tcl_Command -> TokenRef. */
+    Tcl_HashTable byCmd;	/* "type.special.isNext|name" -> TraceCmd:
+				 * the commands of one name share one. */
+    Tcl_HashTable fams;		/* "type|folded name" -> names made
+				 * (TraceName). */
+    int instances;		/* -instances (TpProfile.instances). */
     Tcl_HashTable edges;	/* {caller, callee} -> count. */
     TraceCmd *all;
     size_t cmdBytes;		/* Heap memory of the TraceCmds (TpTraceBytes). */
@@ -258,6 +272,10 @@ static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Interp *interp,
 	Tcl_Obj *lambdaObj);
 static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
+static TraceCmd *SharedCmd(TpTraceState *ts, const char *name, int len,
+	int type, int special, int isNext);
+static const char *TraceName(TpTraceState *ts, int type, const char *name,
+	int *lenPtr, char **nameBuf, Tcl_HashEntry **famPtr);
 static TraceCmd *StartCmd(TpTraceState *ts, Tcl_Interp *interp,
 			    int level);
 static TraceCmd *FrameCmd(TpTraceState *ts, Tcl_Interp *interp,
@@ -312,11 +330,21 @@ LookupCmd(
 	    &isNew);
     const char *tail = Tcl_GetCommandName(interp, token);
     Tcl_CmdInfo info;
-    TraceCmd *tc;
+    TokenRef *ref;
     Tcl_Obj *full;
     const char *s;
-    int len, type;
+    int len, type, special = 0, isNext = 0;
 
+    if (isNew) {
+	ref = calloc(1, sizeof(TokenRef));
+	if (ref == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	Tcl_SetHashValue(h, ref);
+	ts->cmdBytes += sizeof(TokenRef);
+    } else {
+	ref = Tcl_GetHashValue(h);
+    }
     Tcl_GetCommandInfoFromToken(token, &info);
     if (info.objProc != NULL && (info.objProc == ts->objObjProc
 	    || info.objProc == ts->myObjProc)) {
@@ -330,15 +358,13 @@ LookupCmd(
 	    ts->objectCmd = NewTraceCmd(ts, "oo::object", 10, TP_TCL_CMD);
 	    ts->objectCmd->special = SPECIAL_OBJECT;
 	}
-	Tcl_SetHashValue(h, ts->objectCmd);
+	ref->tc = ts->objectCmd;
+	ref->tailPtr = NULL;
 	return ts->objectCmd;
     }
-    if (!isNew) {
-	tc = Tcl_GetHashValue(h);
-	if (tc != ts->objectCmd && tc->tailPtr == tail
-		&& tc->nsPtr == info.namespacePtr) {
-	    return tc;
-	}
+    if (!isNew && ref->tc != NULL && ref->tc != ts->objectCmd
+	    && ref->tailPtr == tail && ref->nsPtr == info.namespacePtr) {
+	return ref->tc;
     }
     full = Tcl_NewObj();
     Tcl_IncrRefCount(full);
@@ -348,22 +374,130 @@ LookupCmd(
     if (type == TP_TCL_CMD) {
 	StripGlobal(&s, &len);
     }
-    tc = NewTraceCmd(ts, s, len, type);
-    Tcl_DecrRefCount(full);
-    tc->tailPtr = tail;
-    tc->nsPtr = info.namespacePtr;
     if (info.objProc == NULL) {
 	void *nre = TpInterpNreProc(token);
 
-	tc->isNext = nre != NULL && (nre == ts->nextNreProc[0]
+	isNext = nre != NULL && (nre == ts->nextNreProc[0]
 		|| nre == ts->nextNreProc[1]);
     } else if (info.objProc == ts->applyObjProc) {
-	tc->special = SPECIAL_APPLY;
+	special = SPECIAL_APPLY;
     } else if (info.objProc == ts->interpObjProc
 	    || info.objProc == ts->childObjProc) {
-	tc->special = SPECIAL_INTERP;
+	special = SPECIAL_INTERP;
     }
-    Tcl_SetHashValue(h, tc);
+    ref->tc = SharedCmd(ts, s, len, type, special, isNext);
+    Tcl_DecrRefCount(full);
+    ref->tailPtr = tail;
+    ref->nsPtr = info.namespacePtr;
+    return ref->tc;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TraceName, SharedCmd --
+ *
+ *	TraceName: the name for a new TraceCmd. Names that differ only in
+ *	their last part's numbers (TpFoldNumbers: a coroutine or proc made
+ *	per request) are a family; past ts->instances of them each new one
+ *	is given the family's folded name, so that the trace's tables stay
+ *	bounded however many the program makes (the profile folds the
+ *	earlier names when it meets the folded one, TpProfileTclLoc).
+ *	Lambdas are named by their place and never folded.
+ *
+ *	SharedCmd: the TraceCmd of a command by name, shared by every
+ *	command token that ever had that name, type and behaviour.
+ *
+ * Results:
+ *	TraceName: the name, in *nameBuf (malloc, to free) when folded;
+ *	*famPtr is the family's entry to count a new name in, or NULL.
+ *	SharedCmd: the TraceCmd.
+ *
+ * Side effects:
+ *	May allocate.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const char *
+TraceName(
+    TpTraceState *ts,
+    int type,
+    const char *name,
+    int *lenPtr,
+    char **nameBuf,
+    Tcl_HashEntry **famPtr)
+{
+    size_t foldedLen;
+    char *folded;
+    Tcl_DString key;
+    Tcl_HashEntry *h;
+    int isNew;
+    char buf[16];
+
+    *nameBuf = NULL;
+    *famPtr = NULL;
+    if (ts->instances <= 0 || type == TP_TCL_LAMBDA
+	    || (folded = TpFoldNumbers(name, (size_t) *lenPtr, &foldedLen))
+	    == NULL) {
+	return name;
+    }
+    Tcl_DStringInit(&key);
+    snprintf(buf, sizeof(buf), "%d|", type);
+    Tcl_DStringAppend(&key, buf, -1);
+    Tcl_DStringAppend(&key, folded, (int) foldedLen);
+    h = Tcl_CreateHashEntry(&ts->fams, Tcl_DStringValue(&key), &isNew);
+    Tcl_DStringFree(&key);
+    if (isNew) {
+	Tcl_SetHashValue(h, (ClientData) 0);
+	ts->cmdBytes += sizeof(Tcl_HashEntry) + foldedLen + 8;
+    }
+    if ((intptr_t) Tcl_GetHashValue(h) < ts->instances) {
+	free(folded);
+	*famPtr = h;
+	return name;
+    }
+    *nameBuf = folded;
+    *lenPtr = (int) foldedLen;
+    return folded;
+}
+
+static TraceCmd *
+SharedCmd(
+    TpTraceState *ts,
+    const char *name,
+    int len,
+    int type,
+    int special,
+    int isNext)
+{
+    Tcl_HashEntry *fam, *h;
+    char *buf, prefix[32];
+    Tcl_DString key;
+    TraceCmd *tc;
+    int isNew;
+
+    name = TraceName(ts, type, name, &len, &buf, &fam);
+    Tcl_DStringInit(&key);
+    snprintf(prefix, sizeof(prefix), "%d.%d.%d|", type, special, isNext);
+    Tcl_DStringAppend(&key, prefix, -1);
+    Tcl_DStringAppend(&key, name, len);
+    h = Tcl_CreateHashEntry(&ts->byCmd, Tcl_DStringValue(&key), &isNew);
+    if (isNew) {
+	tc = NewTraceCmd(ts, name, len, type);
+	tc->special = special;
+	tc->isNext = isNext;
+	Tcl_SetHashValue(h, tc);
+	ts->cmdBytes += sizeof(Tcl_HashEntry) + (size_t) Tcl_DStringLength(&key);
+	if (fam != NULL) {
+	    Tcl_SetHashValue(fam, (ClientData) ((intptr_t)
+		    Tcl_GetHashValue(fam) + 1));
+	}
+    } else {
+	tc = Tcl_GetHashValue(h);
+    }
+    Tcl_DStringFree(&key);
+    free(buf);
     return tc;
 }
 
@@ -532,14 +666,26 @@ NamedCmd(
     int type)
 {
     int isNew;
-    Tcl_HashEntry *h = Tcl_CreateHashEntry(&ts->byName, name, &isNew);
+    Tcl_HashEntry *h = Tcl_FindHashEntry(&ts->byName, name), *fam;
     TraceCmd *tc;
+    char *buf;
 
+    if (h != NULL) {
+	return Tcl_GetHashValue(h);
+    }
+    name = TraceName(ts, type, name, &len, &buf, &fam);
+    h = Tcl_CreateHashEntry(&ts->byName, name, &isNew);
     if (!isNew) {
+	free(buf);
 	return Tcl_GetHashValue(h);
     }
     tc = NewTraceCmd(ts, name, len, type);
     Tcl_SetHashValue(h, tc);
+    if (fam != NULL) {
+	Tcl_SetHashValue(fam, (ClientData) ((intptr_t) Tcl_GetHashValue(fam)
+		+ 1));
+    }
+    free(buf);
     return tc;
 }
 
@@ -1491,8 +1637,9 @@ CalibrateCmd(
 TpTraceState *
 TpTraceStart(
     Tcl_Interp *interp,
-    const TpUnwindConfig *cfg)	/* Trampolines; kept while the trace
+    const TpUnwindConfig *cfg,	/* Trampolines; kept while the trace
 				 * lives. */
+    int instances)		/* -instances. */
 {
     TpTraceState *ts = calloc(1, sizeof(TpTraceState));
     Tcl_CmdInfo info;
@@ -1503,6 +1650,7 @@ TpTraceStart(
     ts->interp = interp;
     ts->pending = 1;
     ts->cfg = cfg;
+    ts->instances = instances;
     ts->sites = calloc(TP_TRACE_SITES, sizeof(SiteEntry));
     ts->coros = calloc(TP_TRACE_COROS, sizeof(CoroStack));
     ts->hints = calloc(TP_TRACE_HINTS, sizeof(uint16_t));
@@ -1511,6 +1659,8 @@ TpTraceStart(
     }
     Tcl_InitHashTable(&ts->byToken, TCL_ONE_WORD_KEYS);
     Tcl_InitHashTable(&ts->byName, TCL_STRING_KEYS);
+    Tcl_InitHashTable(&ts->byCmd, TCL_STRING_KEYS);
+    Tcl_InitHashTable(&ts->fams, TCL_STRING_KEYS);
     Tcl_InitHashTable(&ts->edges, (int) (2 * sizeof(TraceCmd *) / sizeof(int)));
 
     /*
@@ -1618,6 +1768,43 @@ TpTraceStart(
 }
 
 /*
+ * CallName: the name tc's calls are counted under: its family's folded
+ * name if the family was folded (TraceName), as the profile names its
+ * frames; *buf is to free.
+ */
+
+static const char *
+CallName(
+    TpTraceState *ts,
+    const TraceCmd *tc,
+    char **buf)
+{
+    size_t len;
+    Tcl_DString key;
+    Tcl_HashEntry *h;
+    char prefix[16];
+
+    *buf = NULL;
+    if (ts->instances <= 0 || tc->type == TP_TCL_LAMBDA
+	    || (*buf = TpFoldNumbers(tc->name, (size_t) tc->nameLen, &len))
+	    == NULL) {
+	return tc->name;
+    }
+    Tcl_DStringInit(&key);
+    snprintf(prefix, sizeof(prefix), "%d|", tc->type);
+    Tcl_DStringAppend(&key, prefix, -1);
+    Tcl_DStringAppend(&key, *buf, (int) len);
+    h = Tcl_FindHashEntry(&ts->fams, Tcl_DStringValue(&key));
+    Tcl_DStringFree(&key);
+    if (h != NULL && (intptr_t) Tcl_GetHashValue(h) >= ts->instances) {
+	return *buf;
+    }
+    free(*buf);
+    *buf = NULL;
+    return tc->name;
+}
+
+/*
  *----------------------------------------------------------------------
  *
  * TpTraceStop --
@@ -1659,17 +1846,24 @@ TpTraceStop(
 	free(ti->main);
     }
     if (p != NULL) {
+	char *b0, *b1;
+
 	for (tc = ts->all; tc != NULL; tc = tc->nextAll) {
 	    if (tc->calls > 0) {
-		TpProfileAddCalls(p, tc->name, tc->type, NULL, tc->calls);
+		TpProfileAddCalls(p, CallName(ts, tc, &b1), tc->type, NULL,
+			tc->calls);
+		free(b1);
 	    }
 	}
 	for (h = Tcl_FirstHashEntry(&ts->edges, &search); h != NULL;
 		h = Tcl_NextHashEntry(&search)) {
 	    TraceCmd **key = (TraceCmd **) Tcl_GetHashKey(&ts->edges, h);
 
-	    TpProfileAddCalls(p, key[1]->name, key[1]->type, key[0]->name,
+	    TpProfileAddCalls(p, CallName(ts, key[1], &b1), key[1]->type,
+		    CallName(ts, key[0], &b0),
 		    (uint64_t) (uintptr_t) Tcl_GetHashValue(h));
+	    free(b0);
+	    free(b1);
 	}
     }
     for (tc = ts->all; tc != NULL; tc = next) {
@@ -1678,8 +1872,14 @@ TpTraceStop(
 	free(tc->file);
 	free(tc);
     }
+    for (h = Tcl_FirstHashEntry(&ts->byToken, &search); h != NULL;
+	    h = Tcl_NextHashEntry(&search)) {
+	free(Tcl_GetHashValue(h));
+    }
     Tcl_DeleteHashTable(&ts->byToken);
     Tcl_DeleteHashTable(&ts->byName);
+    Tcl_DeleteHashTable(&ts->byCmd);
+    Tcl_DeleteHashTable(&ts->fams);
     Tcl_DeleteHashTable(&ts->edges);
     for (i = 0; i < ts->nCoros; i++) {
 	free(ts->coros[i].e);

@@ -643,7 +643,20 @@ TpProfileTclLoc(
     k.file = file;
     k.fileLen = file ? fileLen : 0;
     k.line = line;
-    if (p->instances == 0 || type == TP_TCL_PSEUDO || type == TP_TCL_LAMBDA) {
+    if (p->instances == 0 || type == TP_TCL_PSEUDO || type == TP_TCL_LAMBDA
+	    || type == TP_TCL_EVAL) {
+	/* Lambdas and script levels are named by their place or file. */
+	return InternLoc(p, &k);
+    }
+    if (k.fileLen == 0 && line <= 0 && type != TP_TCL_CMD
+	    && type != TP_TCL_CORO) {
+	/*
+	 * A proc or method without a place (trace mode names them so):
+	 * numbered procs written apart (::step1 ... ::step20) would be
+	 * one family. As the trace, only commands and coroutines fold
+	 * without one.
+	 */
+
 	return InternLoc(p, &k);
     }
     h = LocHash(&k);

@@ -403,7 +403,10 @@ LookupCmd(
  *	is given the family's folded name, so that the trace's tables stay
  *	bounded however many the program makes (the profile folds the
  *	earlier names when it meets the folded one, TpProfileTclLoc).
- *	Lambdas are named by their place and never folded.
+ *	Only commands and coroutines: the trace's families have no place,
+ *	and numbered procs written by hand (::step1 ... ::step20) are
+ *	different code; the profile folds procs made from one body by the
+ *	line they run.
  *
  *	SharedCmd: the TraceCmd of a command by name, shared by every
  *	command token that ever had that name, type and behaviour.
@@ -437,7 +440,7 @@ TraceName(
 
     *nameBuf = NULL;
     *famPtr = NULL;
-    if (ts->instances <= 0 || type == TP_TCL_LAMBDA
+    if (ts->instances <= 0 || (type != TP_TCL_CMD && type != TP_TCL_CORO)
 	    || (folded = TpFoldNumbers(name, (size_t) *lenPtr, &foldedLen))
 	    == NULL) {
 	return name;
@@ -1785,8 +1788,8 @@ CallName(
     char prefix[16];
 
     *buf = NULL;
-    if (ts->instances <= 0 || tc->type == TP_TCL_LAMBDA
-	    || (*buf = TpFoldNumbers(tc->name, (size_t) tc->nameLen, &len))
+    if (ts->instances <= 0 || (tc->type != TP_TCL_CMD
+	    && tc->type != TP_TCL_CORO) || (*buf = TpFoldNumbers(tc->name, (size_t) tc->nameLen, &len))
 	    == NULL) {
 	return tc->name;
     }

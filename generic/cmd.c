@@ -370,12 +370,12 @@ StartCmd(
 {
     static const char *const options[] = {
 	"-buffer", "-clock", "-dumpfile", "-dumpsignal", "-duration",
-	"-instances", "-interval", "-keep", "-maxdepth", "-mode", "-progress", "-threads",
-	"-timeline", "-unwind", NULL
+	"-instances", "-interval", "-keep", "-maxdepth", "-mode", "-progress",
+	"-threads", "-timeline", "-unwind", NULL
     };
     enum { OPT_BUFFER, OPT_CLOCK, OPT_DUMPFILE, OPT_DUMPSIGNAL, OPT_DURATION,
-	OPT_INSTANCES, OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE, OPT_PROGRESS,
-	OPT_THREADS, OPT_TIMELINE, OPT_UNWIND };
+	OPT_INSTANCES, OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE,
+	OPT_PROGRESS, OPT_THREADS, OPT_TIMELINE, OPT_UNWIND };
     static const char *const threadSets[] = {"all", "current", NULL};
     Tcl_DString native;
     static const char *const unwinders[] = {

@@ -1788,8 +1788,9 @@ CallName(
     char prefix[16];
 
     *buf = NULL;
-    if (ts->instances <= 0 || (tc->type != TP_TCL_CMD
-	    && tc->type != TP_TCL_CORO) || (*buf = TpFoldNumbers(tc->name, (size_t) tc->nameLen, &len))
+    if (ts->instances <= 0
+	    || (tc->type != TP_TCL_CMD && tc->type != TP_TCL_CORO)
+	    || (*buf = TpFoldNumbers(tc->name, (size_t) tc->nameLen, &len))
 	    == NULL) {
 	return tc->name;
     }

@@ -274,6 +274,8 @@ static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
 static TraceCmd *SharedCmd(TpTraceState *ts, const char *name, int len,
 	int type, int special, int isNext);
+static char *	FamilyOf(TpTraceState *ts, int type, const char *name,
+	size_t len, size_t *lenPtr, int create, Tcl_HashEntry **hPtr);
 static const char *TraceName(TpTraceState *ts, int type, const char *name,
 	int *lenPtr, char **nameBuf, Tcl_HashEntry **famPtr);
 static TraceCmd *StartCmd(TpTraceState *ts, Tcl_Interp *interp,
@@ -422,6 +424,51 @@ LookupCmd(
  *----------------------------------------------------------------------
  */
 
+/*
+ * FamilyOf: name's folded name (malloc, *lenPtr its length) and in *hPtr
+ * its family's entry in ts->fams (made if create, with no names counted;
+ * NULL if absent), or NULL when the name does not fold: folding is off,
+ * the type is not a command or coroutine, or the last part has no
+ * number.
+ */
+
+static char *
+FamilyOf(
+    TpTraceState *ts,
+    int type,
+    const char *name,
+    size_t len,
+    size_t *lenPtr,
+    int create,
+    Tcl_HashEntry **hPtr)
+{
+    char *folded, prefix[16];
+    Tcl_DString key;
+    int isNew;
+
+    *hPtr = NULL;
+    if (ts->instances <= 0 || (type != TP_TCL_CMD && type != TP_TCL_CORO)
+	    || (folded = TpFoldNumbers(name, len, lenPtr)) == NULL) {
+	return NULL;
+    }
+    Tcl_DStringInit(&key);
+    snprintf(prefix, sizeof(prefix), "%d|", type);
+    Tcl_DStringAppend(&key, prefix, -1);
+    Tcl_DStringAppend(&key, folded, (int) *lenPtr);
+    if (!create) {
+	*hPtr = Tcl_FindHashEntry(&ts->fams, Tcl_DStringValue(&key));
+    } else {
+	*hPtr = Tcl_CreateHashEntry(&ts->fams, Tcl_DStringValue(&key),
+		&isNew);
+	if (isNew) {
+	    Tcl_SetHashValue(*hPtr, (ClientData) 0);
+	    ts->cmdBytes += sizeof(Tcl_HashEntry) + *lenPtr + 8;
+	}
+    }
+    Tcl_DStringFree(&key);
+    return folded;
+}
+
 static const char *
 TraceName(
     TpTraceState *ts,
@@ -433,27 +480,13 @@ TraceName(
 {
     size_t foldedLen;
     char *folded;
-    Tcl_DString key;
     Tcl_HashEntry *h;
-    int isNew;
-    char buf[16];
 
     *nameBuf = NULL;
     *famPtr = NULL;
-    if (ts->instances <= 0 || (type != TP_TCL_CMD && type != TP_TCL_CORO)
-	    || (folded = TpFoldNumbers(name, (size_t) *lenPtr, &foldedLen))
-	    == NULL) {
+    if ((folded = FamilyOf(ts, type, name, (size_t) *lenPtr, &foldedLen,
+	    1, &h)) == NULL) {
 	return name;
-    }
-    Tcl_DStringInit(&key);
-    snprintf(buf, sizeof(buf), "%d|", type);
-    Tcl_DStringAppend(&key, buf, -1);
-    Tcl_DStringAppend(&key, folded, (int) foldedLen);
-    h = Tcl_CreateHashEntry(&ts->fams, Tcl_DStringValue(&key), &isNew);
-    Tcl_DStringFree(&key);
-    if (isNew) {
-	Tcl_SetHashValue(h, (ClientData) 0);
-	ts->cmdBytes += sizeof(Tcl_HashEntry) + foldedLen + 8;
     }
     if ((intptr_t) Tcl_GetHashValue(h) < ts->instances) {
 	free(folded);
@@ -1783,24 +1816,12 @@ CallName(
     char **buf)
 {
     size_t len;
-    Tcl_DString key;
     Tcl_HashEntry *h;
-    char prefix[16];
 
-    *buf = NULL;
-    if (ts->instances <= 0
-	    || (tc->type != TP_TCL_CMD && tc->type != TP_TCL_CORO)
-	    || (*buf = TpFoldNumbers(tc->name, (size_t) tc->nameLen, &len))
-	    == NULL) {
-	return tc->name;
-    }
-    Tcl_DStringInit(&key);
-    snprintf(prefix, sizeof(prefix), "%d|", tc->type);
-    Tcl_DStringAppend(&key, prefix, -1);
-    Tcl_DStringAppend(&key, *buf, (int) len);
-    h = Tcl_FindHashEntry(&ts->fams, Tcl_DStringValue(&key));
-    Tcl_DStringFree(&key);
-    if (h != NULL && (intptr_t) Tcl_GetHashValue(h) >= ts->instances) {
+    *buf = FamilyOf(ts, tc->type, tc->name, (size_t) tc->nameLen, &len, 0,
+	    &h);
+    if (*buf != NULL && h != NULL
+	    && (intptr_t) Tcl_GetHashValue(h) >= ts->instances) {
 	return *buf;
     }
     free(*buf);

@@ -1435,24 +1435,20 @@ void
 TpCfiPrepare(
     int all)
 {
-    Pending *pd;
+    static Pending pending;	/* Under cfi.lock; untouched pages of it
+				 * cost nothing. */
+    Pending *pd = &pending;
     int k, rounds = 0;
 
     if (!all && !__atomic_load_n(&cfi.rescan, __ATOMIC_ACQUIRE)
 	    && !__atomic_load_n(&cfi.build, __ATOMIC_ACQUIRE)) {
 	return;
     }
-    pd = malloc(sizeof(Pending));
     pthread_mutex_lock(&cfi.lock);
     if (all || __atomic_exchange_n(&cfi.rescan, 0, __ATOMIC_ACQ_REL)) {
 	ScanLocked();
     }
     __atomic_store_n(&cfi.build, 0, __ATOMIC_RELEASE);
-    if (pd == NULL) {
-	pthread_mutex_unlock(&cfi.lock);
-	__atomic_store_n(&cfi.build, 1, __ATOMIC_RELEASE);	/* Later. */
-	return;
-    }
     do {
 	rounds++;
 	pd->all = all;
@@ -1466,7 +1462,6 @@ TpCfiPrepare(
 	}
     } while (pd->full && pd->n > 0 && rounds < 16);
     pthread_mutex_unlock(&cfi.lock);
-    free(pd);
 }
 
 /*

@@ -47,6 +47,144 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * SQLite is loaded on first use (Unix builds with TP_SQLITE_SONAME, which
+ * configure sets): saving and loading profiles are the only users, and
+ * mapping the library at [package require] cost every profiled process
+ * about 0.5 MB (its pages, relocations and unwind rows) for nothing. The
+ * Windows build links SQLite in and calls it directly.
+ */
+
+#ifdef TP_SQLITE_SONAME
+#include <dlfcn.h>
+
+static struct {
+    __typeof__(sqlite3_bind_int) *bind_int;
+    __typeof__(sqlite3_bind_int64) *bind_int64;
+    __typeof__(sqlite3_bind_null) *bind_null;
+    __typeof__(sqlite3_bind_text) *bind_text;
+    __typeof__(sqlite3_clear_bindings) *clear_bindings;
+    __typeof__(sqlite3_close) *close;
+    __typeof__(sqlite3_column_int) *column_int;
+    __typeof__(sqlite3_column_int64) *column_int64;
+    __typeof__(sqlite3_column_text) *column_text;
+    __typeof__(sqlite3_column_type) *column_type;
+    __typeof__(sqlite3_errcode) *errcode;
+    __typeof__(sqlite3_errmsg) *errmsg;
+    __typeof__(sqlite3_exec) *exec;
+    __typeof__(sqlite3_finalize) *finalize;
+    __typeof__(sqlite3_open_v2) *open_v2;
+    __typeof__(sqlite3_prepare_v2) *prepare_v2;
+    __typeof__(sqlite3_reset) *reset;
+    __typeof__(sqlite3_step) *step;
+} sq;
+
+static const struct {
+    const char *name;		/* Symbol. */
+    size_t off;			/* Its pointer's offset in sq. */
+} sqSyms[] = {
+#define SQ(f) {"sqlite3_" #f, offsetof(__typeof__(sq), f)}
+    SQ(bind_int),
+    SQ(bind_int64),
+    SQ(bind_null),
+    SQ(bind_text),
+    SQ(clear_bindings),
+    SQ(close),
+    SQ(column_int),
+    SQ(column_int64),
+    SQ(column_text),
+    SQ(column_type),
+    SQ(errcode),
+    SQ(errmsg),
+    SQ(exec),
+    SQ(finalize),
+    SQ(open_v2),
+    SQ(prepare_v2),
+    SQ(reset),
+    SQ(step),
+#undef SQ
+};
+
+static int sqState;		/* 0 not tried, 1 loaded, -1 failed. */
+static char sqWhy[200];		/* Why it failed. */
+TCL_DECLARE_MUTEX(sqLock)
+
+#define sqlite3_bind_int (*sq.bind_int)
+#define sqlite3_bind_int64 (*sq.bind_int64)
+#define sqlite3_bind_null (*sq.bind_null)
+#define sqlite3_bind_text (*sq.bind_text)
+#define sqlite3_clear_bindings (*sq.clear_bindings)
+#define sqlite3_close (*sq.close)
+#define sqlite3_column_int (*sq.column_int)
+#define sqlite3_column_int64 (*sq.column_int64)
+#define sqlite3_column_text (*sq.column_text)
+#define sqlite3_column_type (*sq.column_type)
+#define sqlite3_errcode (*sq.errcode)
+#define sqlite3_errmsg (*sq.errmsg)
+#define sqlite3_exec (*sq.exec)
+#define sqlite3_finalize (*sq.finalize)
+#define sqlite3_open_v2 (*sq.open_v2)
+#define sqlite3_prepare_v2 (*sq.prepare_v2)
+#define sqlite3_reset (*sq.reset)
+#define sqlite3_step (*sq.step)
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * SqliteReady --
+ *
+ *	Loads the SQLite library and its entry points, once per process.
+ *
+ * Results:
+ *	NULL when SQLite can be called, else why not (a static string).
+ *
+ * Side effects:
+ *	dlopen; fills sq.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static const char *
+SqliteReady(void)
+{
+    Tcl_MutexLock(&sqLock);
+    if (sqState == 0) {
+	void *lib = dlopen(TP_SQLITE_SONAME, RTLD_NOW | RTLD_LOCAL);
+	size_t i;
+
+	sqState = 1;
+	if (lib == NULL) {
+	    const char *err = dlerror();
+
+	    snprintf(sqWhy, sizeof(sqWhy), "SQLite is not available (%s)",
+		    err ? err : TP_SQLITE_SONAME);
+	    sqState = -1;
+	}
+	for (i = 0; sqState == 1 && i < sizeof(sqSyms) / sizeof(sqSyms[0]);
+		i++) {
+	    void *fn = dlsym(lib, sqSyms[i].name);
+
+	    if (fn == NULL) {
+		snprintf(sqWhy, sizeof(sqWhy),
+			"SQLite library %s has no %s", TP_SQLITE_SONAME,
+			sqSyms[i].name);
+		sqState = -1;
+	    } else {
+		memcpy((char *) &sq + sqSyms[i].off, &fn, sizeof(fn));
+	    }
+	}
+    }
+    Tcl_MutexUnlock(&sqLock);
+    return sqState == 1 ? NULL : sqWhy;
+}
+#else
+static const char *
+SqliteReady(void)
+{
+    return NULL;
+}
+#endif /* TP_SQLITE_SONAME */
+
 #define TP_SCHEMA_VERSION	1
 #define TP_FORMAT_NAME		"tclprof-profile"
 
@@ -383,11 +521,19 @@ DoSave(
     void *cd)
 {
     SaveCtx *ctx = cd;
-    Tcl_Obj *tmp = Tcl_ObjPrintf("%s.tmp-%ld", ctx->path, (long) getpid());
-    const char *tmpPath;
+    Tcl_Obj *tmp;
+    const char *tmpPath, *why;
     sqlite3 *db = NULL;
     int code;
 
+    if ((why = SqliteReady()) != NULL) {
+	ctx->err = Tcl_ObjPrintf("cannot save the profile to \"%s\": %s",
+		ctx->path, why);
+	Tcl_IncrRefCount(ctx->err);
+	ctx->errCode = "SQLITE";
+	return TCL_ERROR;
+    }
+    tmp = Tcl_ObjPrintf("%s.tmp-%ld", ctx->path, (long) getpid());
     Tcl_IncrRefCount(tmp);
     tmpPath = Tcl_GetString(tmp);
     unlink(tmpPath);
@@ -1353,9 +1499,13 @@ LoadOne(
     uint64_t *stackCount = NULL, *stackSeen = NULL, lastNs = 0;
     sqlite3_int64 nFrames = 0, nStacks = 0, id, stride = 1;
     size_t logMax;
+    const char *why;
     int rc, code = TCL_ERROR, isNew, k;
     Tcl_Obj *procs;
 
+    if ((why = SqliteReady()) != NULL) {
+	return LoadError(interp, "SQLITE", path, why);	/* Nothing held. */
+    }
     Tcl_InitHashTable(&modMap, TCL_ONE_WORD_KEYS);
     if (access(path, R_OK) != 0) {
 	LoadError(interp, "OPEN", path, Tcl_ErrnoMsg(errno));

@@ -155,10 +155,13 @@ dnl TP_CHECK_SQLITE3 --
 dnl
 dnl	Checks for the SQLite library: saved profiles (profiler save/load,
 dnl	the tclprof command) are SQLite databases written through its C API.
+dnl	The library is loaded on first use (save.c), not linked: the header
+dnl	and the library must be there to build, and the shared library must
+dnl	open by its soname.
 dnl
 dnl Results:
-dnl	Substitutes SQLITE_LIBS; stops configure with the package name when
-dnl	the header or the library is missing.
+dnl	Substitutes SQLITE_DEFS (-DTP_SQLITE_SONAME=...); stops configure
+dnl	with the package name when the header or the library is missing.
 
 AC_DEFUN([TP_CHECK_SQLITE3], [
     AC_MSG_CHECKING([for sqlite3 (header and library)])
@@ -174,6 +177,19 @@ AC_DEFUN([TP_CHECK_SQLITE3], [
 	AC_MSG_ERROR([SQLite 3 not found: install the Debian package libsqlite3-dev (apt-get install libsqlite3-dev)])
     ])
     LIBS=$tp_save_LIBS
-    SQLITE_LIBS="-lsqlite3"
-    AC_SUBST([SQLITE_LIBS])
+    tp_sqlite_soname=libsqlite3.so.0
+    AC_MSG_CHECKING([whether $tp_sqlite_soname opens at run time])
+    LIBS="-ldl $LIBS"
+    AC_RUN_IFELSE([AC_LANG_PROGRAM([[
+#include <dlfcn.h>
+]], [[
+	void *lib = dlopen("$tp_sqlite_soname", RTLD_NOW | RTLD_LOCAL);
+	return lib == 0 || dlsym(lib, "sqlite3_open_v2") == 0;
+]])], [AC_MSG_RESULT([yes])], [
+	AC_MSG_RESULT([no])
+	AC_MSG_ERROR([$tp_sqlite_soname cannot be opened: install the Debian package libsqlite3-0])
+    ], [AC_MSG_RESULT([cross-compiling: assumed])])
+    LIBS=$tp_save_LIBS
+    SQLITE_DEFS="-DTP_SQLITE_SONAME=\\\"$tp_sqlite_soname\\\""
+    AC_SUBST([SQLITE_DEFS])
 ])

@@ -257,7 +257,7 @@ TestLibtcl(void)
     st = tm->syms;
     memset(&tg, 0, sizeof(tg));
     if (st == NULL || MapFile(tm->path, &sm) != 0
-	    || ElfInit(&so, sm.data, sm.size) || TargetInit(&tg, &so)) {
+	    || ElfInit(&so, sm.data, sm.size) || TargetInit(&tg, &so, tm->path)) {
 	CHECK(0, "cannot read %s", tm->path);
 	return;
     }

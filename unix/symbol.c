@@ -42,9 +42,11 @@
 
 #include "tclprofInt.h"
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +72,9 @@
 				 * (real sections have one; this bounds the
 				 * work a hostile archive can cause). */
 #define TP_MAX_SEG	8	/* Executable segments of a library. */
+#define TP_TRIM_BYTES	(256 * 1024)	/* A table built with more transient
+					 * memory than this is followed by a
+					 * malloc_trim. */
 
 typedef struct TpSym {	/* 16 bytes: libc's and libtcl's tables
 				 * hold thousands. */
@@ -132,11 +137,20 @@ typedef struct Target {
     size_t nDyn;
     struct {
 	uintptr_t vaddr;
-	const unsigned char *bytes;
+	uint64_t off;		/* Its bytes' offset in the file. */
 	size_t size;
     } seg[TP_MAX_SEG];
     int nSeg;
+    int fd;			/* The library, read with pread: mapped, the
+				 * searches touched all of its text (1.2 MB
+				 * of libtcl) and it all counted in the
+				 * process's peak resident memory. */
+    unsigned char *buf;		/* PieceMatches' bytes. */
+    size_t bufSize;
+    unsigned char *chunk;	/* PieceSearch's window, TP_CHUNK bytes. */
 } Target;
+
+#define TP_CHUNK	(64 * 1024)
 
 typedef struct Piece {
     const unsigned char *bytes;	/* Contents in the member. */
@@ -801,7 +815,8 @@ CompareDynAddr(
 static int
 TargetInit(
     Target *t,
-    const Elf *so)
+    const Elf *so,
+    const char *soPath)
 {
     Elf64_Shdr sh;
     Elf64_Phdr ph;
@@ -811,12 +826,16 @@ TargetInit(
     DynSym *d;
 
     memset(t, 0, sizeof(Target));
+    t->fd = open(soPath, O_RDONLY | O_CLOEXEC);
+    if (t->fd < 0) {
+	return -1;
+    }
     for (i = 0; i < so->phnum; i++) {
 	memcpy(&ph, so->data + so->eh.e_phoff + i * sizeof(ph), sizeof(ph));
 	if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && t->nSeg < TP_MAX_SEG
 		&& Span(so, ph.p_offset, ph.p_filesz) != NULL) {
 	    t->seg[t->nSeg].vaddr = ph.p_vaddr;
-	    t->seg[t->nSeg].bytes = so->data + ph.p_offset;
+	    t->seg[t->nSeg].off = ph.p_offset;
 	    t->seg[t->nSeg++].size = ph.p_filesz;
 	}
     }
@@ -837,6 +856,7 @@ TargetInit(
 	}
     }
     if (t->nSeg == 0 || t->nDyn == 0
+	    || (t->chunk = malloc(TP_CHUNK)) == NULL
 	    || (t->byAddr = malloc(t->nDyn * sizeof(DynSym))) == NULL) {
 	return -1;
     }
@@ -852,6 +872,11 @@ TargetFree(
 {
     free(t->byName);
     free(t->byAddr);
+    free(t->buf);
+    free(t->chunk);
+    if (t->fd >= 0) {
+	close(t->fd);
+    }
 }
 
 /*
@@ -913,25 +938,41 @@ MaskRelocs(
 }
 
 /*
- * The library's file bytes at [addr, addr + len), or NULL unless they
- * are in one executable segment.
+ * Reads the library's bytes at [addr, addr + len) into dst: 0, or -1
+ * unless they are all in one executable segment and could be read.
  */
 
-static const unsigned char *
-TargetBytes(
+static int
+TargetRead(
     const Target *t,
     uintptr_t addr,
-    size_t len)
+    size_t len,
+    unsigned char *dst)
 {
     int i;
+    ssize_t got;
+    off_t at;
 
     for (i = 0; i < t->nSeg; i++) {
 	if (addr >= t->seg[i].vaddr && addr - t->seg[i].vaddr <= t->seg[i].size
 		&& len <= t->seg[i].size - (addr - t->seg[i].vaddr)) {
-	    return t->seg[i].bytes + (addr - t->seg[i].vaddr);
+	    at = (off_t) (t->seg[i].off + (addr - t->seg[i].vaddr));
+	    while (len > 0) {
+		got = pread(t->fd, dst, len, at);
+		if (got <= 0) {
+		    if (got < 0 && errno == EINTR) {
+			continue;
+		    }
+		    return -1;
+		}
+		dst += got;
+		len -= (size_t) got;
+		at += got;
+	    }
+	    return 0;
 	}
     }
-    return NULL;
+    return -1;
 }
 
 /*
@@ -941,16 +982,28 @@ TargetBytes(
 
 static int
 PieceMatches(
-    const Target *t,
+    Target *t,
     const Piece *pc,
     uintptr_t base)
 {
-    const unsigned char *p = TargetBytes(t, base, pc->size);
+    const unsigned char *p;
     size_t i;
 
-    if (p == NULL || (pc->align > 1 && base % pc->align != 0)) {
+    if (pc->align > 1 && base % pc->align != 0) {
 	return 0;
     }
+    if (t->bufSize < pc->size) {
+	free(t->buf);
+	t->bufSize = 0;
+	if ((t->buf = malloc(pc->size)) == NULL) {
+	    return 0;
+	}
+	t->bufSize = pc->size;
+    }
+    if (TargetRead(t, base, pc->size, t->buf) != 0) {
+	return 0;
+    }
+    p = t->buf;
     for (i = 0; i < pc->size; i++) {
 	if (!pc->mask[i] && p[i] != pc->bytes[i]) {
 	    return 0;
@@ -968,11 +1021,11 @@ PieceMatches(
 
 static int
 PieceSearch(
-    const Target *t,
+    Target *t,
     const Piece *pc,
     uintptr_t *base)
 {
-    size_t i, run = 0, best = 0, bestAt = 0, fixed = 0;
+    size_t i, run = 0, best = 0, bestAt = 0, fixed = 0, w, len;
     const unsigned char *p, *end, *hit;
     uintptr_t cand;
     int s, found = 0, hits = 0;
@@ -988,21 +1041,45 @@ PieceSearch(
     if (best < TP_MIN_RUN || fixed < TP_MIN_BYTES) {
 	return 0;
     }
+    if (best > TP_CHUNK / 16) {
+	best = TP_CHUNK / 16;	/* Unique enough; hits are checked whole. */
+    }
+
+    /*
+     * The segments are read a window at a time; consecutive windows
+     * overlap by best - 1 bytes, so that every place is searched in
+     * exactly one window.
+     */
+
     for (s = 0; s < t->nSeg; s++) {
-	p = t->seg[s].bytes;
-	end = p + t->seg[s].size;
-	while ((hit = memmem(p, end - p, pc->bytes + bestAt, best)) != NULL) {
-	    if (++hits > TP_MAX_HITS) {
-		return 0;
+	for (w = 0; w < t->seg[s].size; w += len - (best - 1)) {
+	    len = t->seg[s].size - w;
+	    if (len > TP_CHUNK) {
+		len = TP_CHUNK;
 	    }
-	    cand = t->seg[s].vaddr + (hit - t->seg[s].bytes) - bestAt;
-	    if (PieceMatches(t, pc, cand)) {
-		if (found++) {
+	    if (len < best || TargetRead(t, t->seg[s].vaddr + w, len,
+		    t->chunk) != 0) {
+		break;
+	    }
+	    p = t->chunk;
+	    end = p + len;
+	    while ((hit = memmem(p, end - p, pc->bytes + bestAt, best))
+		    != NULL) {
+		if (++hits > TP_MAX_HITS) {
 		    return 0;
 		}
-		*base = cand;
+		cand = t->seg[s].vaddr + w + (hit - t->chunk) - bestAt;
+		if (PieceMatches(t, pc, cand)) {
+		    if (found++) {
+			return 0;
+		    }
+		    *base = cand;
+		}
+		p = hit + 1;
 	    }
-	    p = hit + 1;
+	    if (w + len == t->seg[s].size) {
+		break;
+	    }
 	}
     }
     return found == 1;
@@ -1060,7 +1137,7 @@ ExportsIn(
 static void
 PlaceSection(
     Builder *b,
-    const Target *t,
+    Target *t,
     const Elf *m,
     size_t sec,
     const Elf64_Shdr *symSh,
@@ -1134,6 +1211,7 @@ static void
 AddArchiveSyms(
     Builder *b,
     const Elf *so,
+    const char *soPath,
     const char *path)
 {
     Mapping ar;
@@ -1144,11 +1222,12 @@ AddArchiveSyms(
     size_t pos = 8, body, size, i, sym, released = 0;
 
     memset(&t, 0, sizeof(t));
+    t.fd = -1;
     if (so->eh.e_machine != EM_X86_64 || MapFile(path, &ar) != 0) {
 	return;
     }
     if (ar.size < 8 || memcmp(ar.data, "!<arch>\n", 8) != 0
-	    || TargetInit(&t, so) != 0) {
+	    || TargetInit(&t, so, soPath) != 0) {
 	goto done;
     }
     while (ar.size >= 60 && pos <= ar.size - 60) {
@@ -1213,6 +1292,8 @@ LoadSymtab(
     Mapping m, dm;
     Elf e, de;
     char *archive = NULL;
+    TpSymtab *t;
+    size_t transient;
 
     memset(&b, 0, sizeof(b));
     if (MapFile(path, &m) != 0) {
@@ -1234,13 +1315,26 @@ LoadSymtab(
 	    }
 	    pthread_mutex_unlock(&archiveReg.lock);
 	    if (archive != NULL) {
-		AddArchiveSyms(&b, &e, archive);
-		free(archive);
+		AddArchiveSyms(&b, &e, path, archive);
 	    }
 	}
     }
     Unmap(&m);
-    return BuilderFinish(&b);
+    transient = b.capSyms * sizeof(TpSym) + b.capNames;
+    t = BuilderFinish(&b);
+    if (archive != NULL || transient > TP_TRIM_BYTES) {
+	/*
+	 * The builder's arrays and the archive's pieces are freed, below
+	 * the table just allocated: glibc keeps such memory resident
+	 * until trimmed (0.6 MB after libtcl's first lookup).
+	 */
+
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+    }
+    free(archive);
+    return t;
 }
 
 /*

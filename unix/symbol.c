@@ -72,6 +72,7 @@
 				 * (real sections have one; this bounds the
 				 * work a hostile archive can cause). */
 #define TP_MAX_SEG	8	/* Executable segments of a library. */
+#define TP_MAX_NEXT	8	/* Section names whose layout is followed. */
 #define TP_TRIM_BYTES	(256 * 1024)	/* A table built with more transient
 					 * memory than this is followed by a
 					 * malloc_trim. */
@@ -148,9 +149,17 @@ typedef struct Target {
     unsigned char *buf;		/* PieceMatches' bytes. */
     size_t bufSize;
     unsigned char *chunk;	/* PieceSearch's window, TP_CHUNK bytes. */
+    struct {
+	char name[32];		/* A section name (".text", ...). */
+	uintptr_t end;		/* Where the last member's section of that
+				 * name ended in the library. */
+    } next[TP_MAX_NEXT];	/* The linker lays out the sections of one
+				 * name in the order of the members: the
+				 * next one is looked for there first. */
+    int nNext;
 } Target;
 
-#define TP_CHUNK	(64 * 1024)
+#define TP_CHUNK	(256 * 1024)
 
 typedef struct Piece {
     const unsigned char *bytes;	/* Contents in the member. */
@@ -1023,6 +1032,7 @@ static int
 PieceSearch(
     Target *t,
     const Piece *pc,
+    uintptr_t expect,
     uintptr_t *base)
 {
     size_t i, run = 0, best = 0, bestAt = 0, fixed = 0, w, len;
@@ -1043,6 +1053,21 @@ PieceSearch(
     }
     if (best > TP_CHUNK / 16) {
 	best = TP_CHUNK / 16;	/* Unique enough; hits are checked whole. */
+    }
+
+    /*
+     * Right after the previous member's section of the same name: its
+     * bytes there are the proof (a search of the whole text for each
+     * such section took most of the first report's time).
+     */
+
+    if (expect != 0) {
+	cand = pc->align > 1 ? (expect + pc->align - 1) / pc->align
+		* pc->align : expect;
+	if (PieceMatches(t, pc, cand)) {
+	    *base = cand;
+	    return 1;
+	}
     }
 
     /*
@@ -1147,9 +1172,27 @@ PlaceSection(
     Elf64_Sym sym;
     const char *name;
     DynSym key, *d;
-    uintptr_t base = 0, cand;
+    uintptr_t base = 0, cand, expect = 0;
     size_t i, nFunc = 0, nAnchor = 0;
-    int ok = 1;
+    int ok = 1, slot = -1;
+    const char *secName = StrAt(m, m->eh.e_shstrndx, sh->sh_name);
+
+    if (secName != NULL && strlen(secName) < sizeof(t->next[0].name)) {
+	for (slot = 0; slot < t->nNext
+		&& strcmp(t->next[slot].name, secName) != 0; slot++) {
+	    continue;
+	}
+	if (slot == t->nNext) {
+	    if (slot < TP_MAX_NEXT) {
+		strcpy(t->next[slot].name, secName);
+		t->next[slot].end = 0;
+		t->nNext++;
+	    } else {
+		slot = -1;
+	    }
+	}
+	expect = slot >= 0 ? t->next[slot].end : 0;
+    }
 
     pc.bytes = SecData(m, sh);
     pc.size = sh->sh_size;
@@ -1174,8 +1217,11 @@ PlaceSection(
 	base = cand;
     }
     if (ok && nFunc > 0 && (nAnchor > 0 ? PieceMatches(t, &pc, base)
-	    : PieceSearch(t, &pc, &base))
+	    : PieceSearch(t, &pc, expect, &base))
 	    && ExportsIn(t, base, pc.size) == nAnchor) {
+	if (slot >= 0) {
+	    t->next[slot].end = base + pc.size;
+	}
 	for (i = 0; NextSym(m, symSh, &i, &sym, &name); ) {
 	    if (IsFunc(&sym) && sym.st_shndx == sec && sym.st_value <= pc.size
 		    && sym.st_size <= pc.size - sym.st_value) {

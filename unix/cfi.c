@@ -159,20 +159,35 @@ typedef struct TpCfiModule {
 
 /*
  * The process's modules. The entries and their count are written only by
- * the thread holding `lock` (profiler start, the drain); the handler reads
- * nModules (acquire), then entries below it, and writes only the two
- * request flags.
+ * the thread holding `compile` (TpCfiPrepare: the package's warm-up
+ * thread, profiler start, the drain); the handler reads nModules
+ * (acquire), then entries below it, and writes only the two request
+ * flags. A module is compiled without `lock`, so that calibration can
+ * read the rows of libtcl, compiled first, while the warm-up thread
+ * compiles libc's: its tables are written while it is MOD_NEW, then its
+ * state is published (release).
  */
 
 static struct {
-    pthread_mutex_t lock;	/* Guards every write except the flags. */
+    pthread_mutex_t lock;	/* Readers of the tables (calibration) and
+				 * every write to the entries but the
+				 * tables of a module being compiled and
+				 * the flags. Taken after `compile`. */
+    pthread_cond_t progress;	/* Broadcast under lock when a module is
+				 * compiled or the compiling ends. */
+    int compiling;		/* Under lock: a TpCfiPrepare is compiling. */
     int nModules;		/* Published with release. */
     TpCfiModule modules[TP_CFI_MAXMOD];
     int rescan;			/* Set by the handler: an address in no
 				 * module. */
     int build;			/* Set by the handler: some module wanted. */
     unsigned long long subs;	/* dlpi_subs at the last scan. */
-} cfi = { PTHREAD_MUTEX_INITIALIZER, 0, {{0}}, 0, 0, 0 };
+} cfi = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {{0}},
+	0, 0, 0 };
+
+static pthread_mutex_t compileLock = PTHREAD_MUTEX_INITIALIZER;
+				/* Held by TpCfiPrepare: one thread scans
+				 * and compiles at a time. */
 
 /*
  * Compiling the CFA programs.
@@ -262,6 +277,7 @@ static int	CompileCallback(struct dl_phdr_info *info, size_t size,
 static int	ScanCallback(struct dl_phdr_info *info, size_t size,
 		    void *data);
 static void	ScanLocked(void);
+static void	Prepare(int all, uintptr_t only);
 static int	SavedIndex(uint64_t reg);
 
 /*
@@ -539,6 +555,27 @@ ParseCie(
  *----------------------------------------------------------------------
  */
 
+/*
+ * SlotOk: is off a multiple of 8 whose eighth fits an int8_t? Slot: that
+ * eighth. (Written as a mask and a shift: gcc 12 -O2 divided by 8 with
+ * idiv here, a fifth of the compile's time.)
+ */
+
+static inline int
+SlotOk(
+    int64_t off)
+{
+    return (off & 7) == 0 && off >= -128 * 8 && off <= 127 * 8;
+}
+
+static inline int8_t
+Slot(
+    int64_t off)
+{
+    return (int8_t) (off < 0 ? -(int64_t) ((uint64_t) -off >> 3)
+	    : (int64_t) ((uint64_t) off >> 3));
+}
+
 static void
 MakeRule(
     const RegState *rs,
@@ -564,21 +601,19 @@ MakeRule(
 	}
     } else if ((rs->cfaReg != DW_RSP && rs->cfaReg != DW_RBP)
 	    || rs->cfaOff < INT32_MIN || rs->cfaOff > INT32_MAX
-	    || rs->raOff % 8 != 0 || rs->raOff / 8 < -128
-	    || rs->raOff / 8 > 127) {
+	    || !SlotOk(rs->raOff)) {
 	rule->kind = ROW_BAD;
     } else {
 	rule->kind = rs->cfaReg == DW_RSP ? ROW_RSP : ROW_RBP;
 	rule->cfaOff = (int32_t) rs->cfaOff;
-	rule->raSlot = (int8_t) (rs->raOff / 8);
+	rule->raSlot = Slot(rs->raOff);
 	for (i = 0; i < TP_CFI_NSAVED; i++) {
 	    if (rs->rule[i] == 2 || (rs->rule[i] == 1
-		    && (rs->off[i] % 8 != 0 || rs->off[i] == 0
-		    || rs->off[i] / 8 < -128 || rs->off[i] / 8 > 127))) {
+		    && (rs->off[i] == 0 || !SlotOk(rs->off[i])))) {
 		rule->kind = ROW_BAD;
 		break;
 	    }
-	    rule->saved[i] = (int8_t) (rs->rule[i] == 1 ? rs->off[i] / 8 : 0);
+	    rule->saved[i] = rs->rule[i] == 1 ? Slot(rs->off[i]) : 0;
 	}
     }
 }
@@ -1358,6 +1393,8 @@ OnDemand(
 
 typedef struct Pending {
     int all;			/* TpCfiPrepare's argument. */
+    uintptr_t only;		/* Not 0: only the module holding this
+				 * address (PrepareFor). */
     int n;			/* Modules noted. */
     int full;			/* Some did not fit: go round again. */
     int index[TP_CFI_MAXMOD];	/* Their indexes in cfi.modules */
@@ -1382,7 +1419,9 @@ CompileCallback(
 	size_t len = strlen(name) + 1;
 
 	if (m->bias != info->dlpi_addr || m->state != MOD_NEW
-		|| !((pd->all && !OnDemand(name)) || m->wanted)) {
+		|| !((pd->all && !OnDemand(name)) || m->wanted)
+		|| (pd->only != 0 && (pd->only < m->lo
+		    || pd->only >= m->hi))) {
 	    continue;
 	}
 	if (pd->used + len > sizeof(pd->names) || pd->n == TP_CFI_MAXMOD) {
@@ -1435,7 +1474,20 @@ void
 TpCfiPrepare(
     int all)
 {
-    static Pending pending;	/* Under cfi.lock; untouched pages of it
+    Prepare(all, 0);
+}
+
+/*
+ * Prepare: TpCfiPrepare, or with only not 0 (all 1) the one module holding
+ * that address.
+ */
+
+static void
+Prepare(
+    int all,
+    uintptr_t only)
+{
+    static Pending pending;	/* Under compileLock; untouched pages of it
 				 * cost nothing. */
     Pending *pd = &pending;
     int k, rounds = 0;
@@ -1444,14 +1496,18 @@ TpCfiPrepare(
 	    && !__atomic_load_n(&cfi.build, __ATOMIC_ACQUIRE)) {
 	return;
     }
+    pthread_mutex_lock(&compileLock);
     pthread_mutex_lock(&cfi.lock);
     if (all || __atomic_exchange_n(&cfi.rescan, 0, __ATOMIC_ACQ_REL)) {
 	ScanLocked();
     }
     __atomic_store_n(&cfi.build, 0, __ATOMIC_RELEASE);
+    cfi.compiling = 1;
+    pthread_mutex_unlock(&cfi.lock);
     do {
 	rounds++;
 	pd->all = all;
+	pd->only = only;
 	pd->n = 0;
 	pd->full = 0;
 	pd->used = 0;
@@ -1459,9 +1515,16 @@ TpCfiPrepare(
 	for (k = 0; k < pd->n; k++) {
 	    CompileHeld(&cfi.modules[pd->index[k]],
 		    pd->names + pd->nameOff[k]);
+	    pthread_mutex_lock(&cfi.lock);
+	    pthread_cond_broadcast(&cfi.progress);
+	    pthread_mutex_unlock(&cfi.lock);
 	}
     } while (pd->full && pd->n > 0 && rounds < 16);
+    pthread_mutex_lock(&cfi.lock);
+    cfi.compiling = 0;
+    pthread_cond_broadcast(&cfi.progress);
     pthread_mutex_unlock(&cfi.lock);
+    pthread_mutex_unlock(&compileLock);
 }
 
 /*
@@ -1544,6 +1607,43 @@ RuleAt(
     return &m->rules[m->ruleOf[k]];
 }
 
+/*
+ * LockFor: takes cfi.lock once the module holding pc is compiled, or
+ * cannot be (on demand, without CFI, not loaded). It waits for a thread
+ * compiling (the warm-up thread) to reach that module, or compiles that
+ * one module itself: calibration reads libtcl's rows while the warm-up
+ * thread compiles the others (libc's take as long as libtcl's).
+ */
+
+static void
+LockFor(
+    uintptr_t pc)
+{
+    int j, prepared = 0;
+
+    pthread_mutex_lock(&cfi.lock);
+    for (;;) {
+	for (j = 0; j < cfi.nModules; j++) {
+	    const TpCfiModule *m = &cfi.modules[j];
+
+	    if (pc >= m->lo && pc < m->hi && __atomic_load_n(&m->state,
+		    __ATOMIC_ACQUIRE) == MOD_READY) {
+		return;
+	    }
+	}
+	if (cfi.compiling) {
+	    pthread_cond_wait(&cfi.progress, &cfi.lock);
+	} else if (!prepared) {
+	    pthread_mutex_unlock(&cfi.lock);
+	    Prepare(1, pc);
+	    prepared = 1;
+	    pthread_mutex_lock(&cfi.lock);
+	} else {
+	    return;
+	}
+    }
+}
+
 static const TpCfiModule *
 RowAtLocked(
     uintptr_t pc,
@@ -1555,7 +1655,8 @@ RowAtLocked(
 	const TpCfiModule *m = &cfi.modules[j];
 	uint32_t off, lo = 0, hi;
 
-	if (pc < m->lo || pc >= m->hi || m->state != MOD_READY
+	if (pc < m->lo || pc >= m->hi
+		|| __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) != MOD_READY
 		|| m->nRows == 0 || pc - m->bias > UINT32_MAX) {
 	    continue;
 	}
@@ -1589,8 +1690,7 @@ TpCfiFrameExtent(
     uint32_t k, e;
     int found = 0;
 
-    TpCfiPrepare(1);
-    pthread_mutex_lock(&cfi.lock);
+    LockFor(pc);
     m = RowAtLocked(pc, &k);
     if (m != NULL && (RuleAt(m, k)->kind == ROW_RSP
 	    || RuleAt(m, k)->kind == ROW_RBP)) {
@@ -1647,8 +1747,7 @@ TpCfiSavedRegs(
     uint32_t k;
     int i, found = 0;
 
-    TpCfiPrepare(1);
-    pthread_mutex_lock(&cfi.lock);
+    LockFor(pc);
     m = RowAtLocked(pc, &k);
     rule = m != NULL ? RuleAt(m, k) : NULL;
     if (rule != NULL && (rule->kind == ROW_RSP || rule->kind == ROW_RBP)) {
@@ -1697,8 +1796,7 @@ TpCfiSameCfa(
     uint32_t k;
     int count = 0;
 
-    TpCfiPrepare(1);
-    pthread_mutex_lock(&cfi.lock);
+    LockFor(ref);
     m = RowAtLocked(ref, &k);
     r = m != NULL ? RuleAt(m, k) : NULL;
     if (r != NULL && (r->kind == ROW_RSP || r->kind == ROW_RBP)) {
@@ -1731,14 +1829,14 @@ TpCfiSameCfa(
  * TpCfiAtFork --
  *
  *	pthread_atfork support: the sampler thread may be compiling rows
- *	when another thread forks; the child must not inherit the lock
- *	held. prepare = 1 takes the lock, 0 (parent and child) releases it.
+ *	when another thread forks; the child must not inherit the locks
+ *	held. prepare = 1 takes them, 0 (parent and child) releases them.
  *
  * Results:
  *	None.
  *
  * Side effects:
- *	Locks or unlocks cfi.lock.
+ *	Locks or unlocks compileLock and cfi.lock.
  *
  *----------------------------------------------------------------------
  */
@@ -1748,9 +1846,11 @@ TpCfiAtFork(
     int prepare)
 {
     if (prepare) {
+	pthread_mutex_lock(&compileLock);
 	pthread_mutex_lock(&cfi.lock);
     } else {
 	pthread_mutex_unlock(&cfi.lock);
+	pthread_mutex_unlock(&compileLock);
     }
 }
 

@@ -30,6 +30,13 @@ typedef struct Strings {
     uint64_t n;
 } Strings;
 
+typedef struct Sample {		/* One pprof sample. */
+    uint32_t tid;
+    uint32_t n;			/* Functions in seq. */
+    const uint32_t *seq;	/* The view's sequence, root first. */
+    uint64_t count;
+} Sample;
+
 static void
 Varint(
     Tcl_DString *b,
@@ -146,21 +153,26 @@ TpExPprof(
     const char *timeType = p->clock == TP_CLOCK_CPU ? "cpu" : "wall";
     uint64_t intervalNs = (uint64_t) p->intervalUs * 1000u;
     Strings s;
-    Tcl_DString prof, m, sub, key;
-    Tcl_HashTable samples;	/* tid + sequence -> count */
-    Tcl_HashSearch search;
-    Tcl_HashEntry *h;
+    Tcl_DString prof, m, sub;
+    Sample *samples;		/* Distinct (thread, sequence), in the
+				 * order of their first stack. */
+    uint32_t *slots, nSamples = 0, j;
+    size_t nSlots = 64;
     uint8_t *usedFunc = calloc(t->nFuncs + 1, 1);
     uint8_t *usedMod = calloc((size_t) p->modules.nMods + 1, 1);
-    uint32_t *ids = malloc(sizeof(uint32_t) * (x->v->maxLen + 1));
     uint32_t i, k;
-    int isNew;
     Tcl_Size len;
     Tcl_Obj *raw, *gz;
     unsigned char *bytes;
     char buf[200];
 
-    if (usedFunc == NULL || usedMod == NULL || ids == NULL) {
+    while (nSlots < 2 * (size_t) p->nStacks) {
+	nSlots *= 2;
+    }
+    samples = malloc(sizeof(Sample) * (p->nStacks + 1));
+    slots = calloc(nSlots, sizeof(uint32_t));
+    if (usedFunc == NULL || usedMod == NULL || samples == NULL
+	    || slots == NULL) {
 	Tcl_Panic("tclprof: out of memory");
     }
     Tcl_InitHashTable(&s.index, TCL_STRING_KEYS);
@@ -170,62 +182,66 @@ TpExPprof(
     Tcl_DStringInit(&prof);
     Tcl_DStringInit(&m);
     Tcl_DStringInit(&sub);
-    Tcl_DStringInit(&key);
 
     ValueType(&prof, 1, &s, "samples", "count");
     ValueType(&prof, 1, &s, timeType, "nanoseconds");
 
     /*
-     * Samples, merged by (thread, sequence). The key is the binary
-     * sequence; Tcl_HashTable string keys need no NUL inside, so the
-     * numbers are written in hex.
+     * Samples, merged by (thread, sequence): stacks that differ only in
+     * their offsets within functions, or below -maxdepth, are one sample.
+     * The sequences are compared as numbers (formatting each frame into
+     * a string key took most of a deep recursion's export).
      */
 
-    Tcl_InitHashTable(&samples, TCL_STRING_KEYS);
     for (i = 0; i < p->nStacks; i++) {
 	const uint32_t *seq;
-	uint32_t n = TpExportDepth(x, i, &seq);
-	uint64_t prev;
+	uint32_t n = TpExportDepth(x, i, &seq), tid = p->stacks[i].tid;
+	uint32_t hash = 2166136261u ^ tid;
+	size_t slot;
 
 	if (n == 0) {
 	    continue;
 	}
-	Tcl_DStringSetLength(&key, 0);
-	snprintf(buf, sizeof(buf), "%x", p->stacks[i].tid);
-	Tcl_DStringAppend(&key, buf, -1);
 	for (k = 0; k < n; k++) {
-	    snprintf(buf, sizeof(buf), ",%x", seq[k]);
-	    Tcl_DStringAppend(&key, buf, -1);
+	    hash = (hash ^ seq[k]) * 16777619u;
 	    usedFunc[seq[k]] = 1;
 	}
-	h = Tcl_CreateHashEntry(&samples, Tcl_DStringValue(&key), &isNew);
-	prev = isNew ? 0 : (uint64_t) (uintptr_t) Tcl_GetHashValue(h);
-	Tcl_SetHashValue(h, (ClientData) (uintptr_t) (prev + p->stacks[i].count));
+	for (slot = (hash ^ (hash >> 15)) & (nSlots - 1); slots[slot] != 0;
+		slot = (slot + 1) & (nSlots - 1)) {
+	    const Sample *o = &samples[slots[slot] - 1];
+
+	    if (o->tid == tid && o->n == n && (o->seq == seq
+		    || memcmp(o->seq, seq, sizeof(uint32_t) * n) == 0)) {
+		break;
+	    }
+	}
+	if (slots[slot] == 0) {
+	    samples[nSamples].tid = tid;
+	    samples[nSamples].n = n;
+	    samples[nSamples].seq = seq;
+	    samples[nSamples].count = 0;
+	    slots[slot] = ++nSamples;
+	}
+	samples[slots[slot] - 1].count += p->stacks[i].count;
     }
-    for (h = Tcl_FirstHashEntry(&samples, &search); h != NULL;
-	    h = Tcl_NextHashEntry(&search)) {
-	const char *kp = Tcl_GetHashKey(&samples, h);
-	uint64_t count = (uint64_t) (uintptr_t) Tcl_GetHashValue(h);
-	unsigned long tid = strtoul(kp, (char **) &kp, 16);
-	uint32_t n = 0;
+    free(slots);
+    for (j = 0; j < nSamples; j++) {
+	const Sample *sm = &samples[j];
 	const char *tname;
 	Tcl_DString lab;
 
-	while (*kp == ',' && n < x->v->maxLen) {
-	    ids[n++] = (uint32_t) strtoul(kp + 1, (char **) &kp, 16);
-	}
-	for (k = n; k > 0; k--) {		/* Leaf first. */
-	    Varint(&sub, (uint64_t) ids[k - 1] + 1);
+	for (k = sm->n; k > 0; k--) {		/* Leaf first. */
+	    Varint(&sub, (uint64_t) sm->seq[k - 1] + 1);
 	}
 	Message(&m, 1, &sub);			/* location_id, packed */
-	Varint(&sub, count);
-	Varint(&sub, count * intervalNs);
+	Varint(&sub, sm->count);
+	Varint(&sub, sm->count * intervalNs);
 	Message(&m, 2, &sub);			/* value, packed */
 	Tcl_DStringInit(&lab);
 	Uint(&lab, 1, Str(&s, "thread"));
-	Uint(&lab, 3, tid);
+	Uint(&lab, 3, sm->tid);
 	Message(&m, 3, &lab);			/* label */
-	tname = TpProfileThreadName(p, (uint32_t) tid);
+	tname = TpProfileThreadName(p, sm->tid);
 	if (tname != NULL) {
 	    Uint(&lab, 1, Str(&s, "thread_name"));
 	    Uint(&lab, 2, Str(&s, tname));
@@ -234,7 +250,7 @@ TpExPprof(
 	Tcl_DStringFree(&lab);
 	Message(&prof, 2, &m);
     }
-    Tcl_DeleteHashTable(&samples);
+    free(samples);
 
     /*
      * Locations and functions: one of each per function used.
@@ -311,10 +327,8 @@ TpExPprof(
     Tcl_DStringFree(&s.table);
     Tcl_DStringFree(&m);
     Tcl_DStringFree(&sub);
-    Tcl_DStringFree(&key);
     free(usedFunc);
     free(usedMod);
-    free(ids);
 
     raw = Tcl_NewByteArrayObj((unsigned char *) Tcl_DStringValue(&prof),
 	    Tcl_DStringLength(&prof));

@@ -2902,11 +2902,7 @@ TpInterpLambda(
     Tcl_Obj **filePtr,
     int *linePtr)
 {
-    Interp *iPtr = (Interp *) interp;
-    const Tcl_ObjType *bodyType;
     Proc *procPtr;
-    Tcl_HashEntry *h;
-    CmdFrame *cf;
 
     *bodyPtr = *filePtr = NULL;
     *linePtr = 0;
@@ -2914,7 +2910,7 @@ TpInterpLambda(
 	return 0;
     }
     if (lambdaObj->typePtr != lambdaType || ((Proc *)
-	    lambdaObj->internalRep.twoPtrValue.ptr1)->iPtr != iPtr) {
+	    lambdaObj->internalRep.twoPtrValue.ptr1)->iPtr != (Interp *) interp) {
 	Tcl_InterpState state = Tcl_SaveInterpState(interp, TCL_OK);
 
 	if (lambdaType->setFromAnyProc(interp, lambdaObj) != TCL_OK) {
@@ -2925,6 +2921,48 @@ TpInterpLambda(
     }
     procPtr = lambdaObj->internalRep.twoPtrValue.ptr1;
     *bodyPtr = procPtr->bodyPtr;
+    TpInterpProcPlace(interp, procPtr, filePtr, linePtr);
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpInterpProcPlace --
+ *
+ *	Where a proc's or lambda's body was written, when it was written in
+ *	a sourced file: from the compiled body's ExtCmdLoc, or before the
+ *	first call compiles it, from the location the compiler will use
+ *	(iPtr->linePBodyPtr, TIP 280).
+ *
+ * Results:
+ *	1 with *filePtr and *linePtr (the line the body starts on) set, or
+ *	0 (*filePtr NULL) when the body was not read from a file.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpInterpProcPlace(
+    Tcl_Interp *interp,
+    void *proc,			/* Proc *. */
+    Tcl_Obj **filePtr,
+    int *linePtr)
+{
+    Interp *iPtr = (Interp *) interp;
+    Proc *procPtr = proc;
+    const Tcl_ObjType *bodyType;
+    Tcl_HashEntry *h;
+    CmdFrame *cf;
+
+    *filePtr = NULL;
+    *linePtr = 0;
+    if (procPtr == NULL || procPtr->bodyPtr == NULL) {
+	return 0;
+    }
     bodyType = procPtr->bodyPtr->typePtr;
     if (bodyType != NULL && strcmp(bodyType->name, "bytecode") == 0) {
 	h = Tcl_FindHashEntry(iPtr->lineBCPtr,
@@ -2936,7 +2974,7 @@ TpInterpLambda(
 		*filePtr = eclPtr->path;
 		*linePtr = eclPtr->start;
 	    }
-	    return 1;
+	    return *filePtr != NULL;
 	}
     }
     h = Tcl_FindHashEntry(iPtr->linePBodyPtr, (char *) procPtr);
@@ -2947,7 +2985,7 @@ TpInterpLambda(
 	*filePtr = cf->data.eval.path;
 	*linePtr = cf->line[0];
     }
-    return 1;
+    return *filePtr != NULL;
 }
 
 /*

@@ -548,6 +548,8 @@ MODULE_SCOPE Tcl_Command TpInterpCoroutineCommand(void *corPtr);
 MODULE_SCOPE int	TpInterpCallSiteLive(Tcl_Interp *interp, uintptr_t site,
 			    uintptr_t pos, uintptr_t *nowPtr);
 						/* Signal-safe. */
+MODULE_SCOPE int	TpInterpProcPlace(Tcl_Interp *interp, void *procPtr,
+			    Tcl_Obj **filePtr, int *linePtr);
 MODULE_SCOPE int	TpInterpLambda(Tcl_Interp *interp, Tcl_Obj *lambdaObj,
 			    const Tcl_ObjType *lambdaType, Tcl_Obj **bodyPtr,
 			    Tcl_Obj **filePtr, int *linePtr);

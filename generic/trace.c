@@ -125,6 +125,9 @@ typedef struct TraceCmd {
 				 * or NULL... */
     int fileLen;
     int line;			/* ... and the line their body starts on. */
+    char *place;		/* Procs written in a sourced file: "line
+				 * file" of their body, the family's place
+				 * (TraceName); NULL otherwise. */
     uint64_t calls;		/* Exact number of calls. */
     struct TraceCmd *nextAll;	/* List of all, for freeing. */
 } TraceCmd;
@@ -138,7 +141,14 @@ typedef struct TraceCmd {
 typedef struct TokenRef {
     TraceCmd *tc;
     const char *tailPtr;	/* Tcl_GetCommandName's pointer... */
-    Tcl_Namespace *nsPtr;	/* ... and the namespace, when made. */
+    Tcl_Namespace *nsPtr;	/* ... the namespace, when made... */
+    char *tail;			/* ... and a copy of the name (malloc): a
+				 * deleted command's memory, its token and
+				 * its name's hash entry, is reused at the
+				 * same addresses by the next command made
+				 * (proc cb$n per request: cb3's calls were
+				 * counted and sampled as cb0's). */
+    size_t tailCap;
 } TokenRef;
 
 /*
@@ -273,11 +283,13 @@ static TraceCmd *LambdaCmd(TpTraceState *ts, Tcl_Interp *interp,
 static TraceCmd *NewTraceCmd(TpTraceState *ts, const char *name, int len,
 	int type);
 static TraceCmd *SharedCmd(TpTraceState *ts, const char *name, int len,
-	int type, int special, int isNext);
+	int type, int special, int isNext, const char *place);
 static char *	FamilyOf(TpTraceState *ts, int type, const char *name,
-	size_t len, size_t *lenPtr, int create, Tcl_HashEntry **hPtr);
+	size_t len, const char *place, size_t *lenPtr, int create,
+	Tcl_HashEntry **hPtr);
 static const char *TraceName(TpTraceState *ts, int type, const char *name,
-	int *lenPtr, char **nameBuf, Tcl_HashEntry **famPtr);
+	int *lenPtr, const char *place, char **nameBuf,
+	Tcl_HashEntry **famPtr);
 static TraceCmd *StartCmd(TpTraceState *ts, Tcl_Interp *interp,
 			    int level);
 static TraceCmd *FrameCmd(TpTraceState *ts, Tcl_Interp *interp,
@@ -335,7 +347,8 @@ LookupCmd(
     TokenRef *ref;
     Tcl_Obj *full;
     const char *s;
-    int len, type, special = 0, isNext = 0;
+    int len, type, special = 0, isNext = 0, havePlace = 0;
+    Tcl_DString place;
 
     if (isNew) {
 	ref = calloc(1, sizeof(TokenRef));
@@ -365,7 +378,8 @@ LookupCmd(
 	return ts->objectCmd;
     }
     if (!isNew && ref->tc != NULL && ref->tc != ts->objectCmd
-	    && ref->tailPtr == tail && ref->nsPtr == info.namespacePtr) {
+	    && ref->tailPtr == tail && ref->nsPtr == info.namespacePtr
+	    && ref->tail != NULL && strcmp(ref->tail, tail) == 0) {
 	return ref->tc;
     }
     full = Tcl_NewObj();
@@ -387,10 +401,46 @@ LookupCmd(
 	    || info.objProc == ts->childObjProc) {
 	special = SPECIAL_INTERP;
     }
-    ref->tc = SharedCmd(ts, s, len, type, special, isNext);
+    if (type == TP_TCL_PROC && ts->instances > 0) {
+	/*
+	 * A proc's place (where its body was written) tells procs made
+	 * from one body (per callback or request: one family, folded past
+	 * ts->instances names) from numbered procs written one by one.
+	 */
+
+	Tcl_Obj *fileObj;
+	int line;
+
+	if (TpInterpProcPlace(interp, info.objClientData, &fileObj, &line)) {
+	    char num[24];
+
+	    Tcl_DStringInit(&place);
+	    snprintf(num, sizeof(num), "%d ", line);
+	    Tcl_DStringAppend(&place, num, -1);
+	    Tcl_DStringAppend(&place, Tcl_GetString(fileObj), -1);
+	    havePlace = 1;
+	}
+    }
+    ref->tc = SharedCmd(ts, s, len, type, special, isNext,
+	    havePlace ? Tcl_DStringValue(&place) : NULL);
+    if (havePlace) {
+	Tcl_DStringFree(&place);
+    }
     Tcl_DecrRefCount(full);
     ref->tailPtr = tail;
     ref->nsPtr = info.namespacePtr;
+    len = (int) strlen(tail) + 1;
+    if ((size_t) len > ref->tailCap) {
+	char *copy = realloc(ref->tail, (size_t) len);
+
+	if (copy == NULL) {
+	    Tcl_Panic("tclprof: out of memory");
+	}
+	ts->cmdBytes += (size_t) len - ref->tailCap;
+	ref->tail = copy;
+	ref->tailCap = (size_t) len;
+    }
+    memcpy(ref->tail, tail, (size_t) len);
     return ref->tc;
 }
 
@@ -405,10 +455,11 @@ LookupCmd(
  *	is given the family's folded name, so that the trace's tables stay
  *	bounded however many the program makes (the profile folds the
  *	earlier names when it meets the folded one, TpProfileTclLoc).
- *	Only commands and coroutines: the trace's families have no place,
- *	and numbered procs written by hand (::step1 ... ::step20) are
- *	different code; the profile folds procs made from one body by the
- *	line they run.
+ *	Commands and coroutines fold by name; procs only with the place
+ *	their body was written in (file and line, TpInterpProcPlace), so
+ *	that procs made from one body (proc cb$n ...) fold and numbered
+ *	procs written one by one (::step1 ... ::step20), different code,
+ *	do not. A proc without a place never folds.
  *
  *	SharedCmd: the TraceCmd of a command by name, shared by every
  *	command token that ever had that name, type and behaviour.
@@ -428,8 +479,8 @@ LookupCmd(
  * FamilyOf: name's folded name (malloc, *lenPtr its length) and in *hPtr
  * its family's entry in ts->fams (made if create, with no names counted;
  * NULL if absent), or NULL when the name does not fold: folding is off,
- * the type is not a command or coroutine, or the last part has no
- * number.
+ * the type is not a command, coroutine or proc with a place, or the last
+ * part has no number. A proc's family is keyed by its place too.
  */
 
 static char *
@@ -438,6 +489,7 @@ FamilyOf(
     int type,
     const char *name,
     size_t len,
+    const char *place,
     size_t *lenPtr,
     int create,
     Tcl_HashEntry **hPtr)
@@ -447,7 +499,8 @@ FamilyOf(
     int isNew;
 
     *hPtr = NULL;
-    if (ts->instances <= 0 || (type != TP_TCL_CMD && type != TP_TCL_CORO)
+    if (ts->instances <= 0 || (type != TP_TCL_CMD && type != TP_TCL_CORO
+	    && (type != TP_TCL_PROC || place == NULL))
 	    || (folded = TpFoldNumbers(name, len, lenPtr)) == NULL) {
 	return NULL;
     }
@@ -455,6 +508,10 @@ FamilyOf(
     snprintf(prefix, sizeof(prefix), "%d|", type);
     Tcl_DStringAppend(&key, prefix, -1);
     Tcl_DStringAppend(&key, folded, (int) *lenPtr);
+    if (type == TP_TCL_PROC) {
+	Tcl_DStringAppend(&key, "|", 1);
+	Tcl_DStringAppend(&key, place, -1);
+    }
     if (!create) {
 	*hPtr = Tcl_FindHashEntry(&ts->fams, Tcl_DStringValue(&key));
     } else {
@@ -475,6 +532,7 @@ TraceName(
     int type,
     const char *name,
     int *lenPtr,
+    const char *place,
     char **nameBuf,
     Tcl_HashEntry **famPtr)
 {
@@ -484,8 +542,8 @@ TraceName(
 
     *nameBuf = NULL;
     *famPtr = NULL;
-    if ((folded = FamilyOf(ts, type, name, (size_t) *lenPtr, &foldedLen,
-	    1, &h)) == NULL) {
+    if ((folded = FamilyOf(ts, type, name, (size_t) *lenPtr, place,
+	    &foldedLen, 1, &h)) == NULL) {
 	return name;
     }
     if ((intptr_t) Tcl_GetHashValue(h) < ts->instances) {
@@ -505,7 +563,8 @@ SharedCmd(
     int len,
     int type,
     int special,
-    int isNext)
+    int isNext,
+    const char *place)
 {
     Tcl_HashEntry *fam, *h;
     char *buf, prefix[32];
@@ -513,7 +572,7 @@ SharedCmd(
     TraceCmd *tc;
     int isNew;
 
-    name = TraceName(ts, type, name, &len, &buf, &fam);
+    name = TraceName(ts, type, name, &len, place, &buf, &fam);
     Tcl_DStringInit(&key);
     snprintf(prefix, sizeof(prefix), "%d.%d.%d|", type, special, isNext);
     Tcl_DStringAppend(&key, prefix, -1);
@@ -523,6 +582,13 @@ SharedCmd(
 	tc = NewTraceCmd(ts, name, len, type);
 	tc->special = special;
 	tc->isNext = isNext;
+	if (place != NULL && type == TP_TCL_PROC && ts->instances > 0) {
+	    tc->place = strdup(place);
+	    if (tc->place == NULL) {
+		Tcl_Panic("tclprof: out of memory");
+	    }
+	    ts->cmdBytes += strlen(place) + 1;
+	}
 	Tcl_SetHashValue(h, tc);
 	ts->cmdBytes += sizeof(Tcl_HashEntry) + (size_t) Tcl_DStringLength(&key);
 	if (fam != NULL) {
@@ -709,7 +775,7 @@ NamedCmd(
     if (h != NULL) {
 	return Tcl_GetHashValue(h);
     }
-    name = TraceName(ts, type, name, &len, &buf, &fam);
+    name = TraceName(ts, type, name, &len, NULL, &buf, &fam);
     h = Tcl_CreateHashEntry(&ts->byName, name, &isNew);
     if (!isNew) {
 	free(buf);
@@ -1818,8 +1884,8 @@ CallName(
     size_t len;
     Tcl_HashEntry *h;
 
-    *buf = FamilyOf(ts, tc->type, tc->name, (size_t) tc->nameLen, &len, 0,
-	    &h);
+    *buf = FamilyOf(ts, tc->type, tc->name, (size_t) tc->nameLen, tc->place,
+	    &len, 0, &h);
     if (*buf != NULL && h != NULL
 	    && (intptr_t) Tcl_GetHashValue(h) >= ts->instances) {
 	return *buf;
@@ -1895,11 +1961,15 @@ TpTraceStop(
 	next = tc->nextAll;
 	free(tc->name);
 	free(tc->file);
+	free(tc->place);
 	free(tc);
     }
     for (h = Tcl_FirstHashEntry(&ts->byToken, &search); h != NULL;
 	    h = Tcl_NextHashEntry(&search)) {
-	free(Tcl_GetHashValue(h));
+	TokenRef *ref = Tcl_GetHashValue(h);
+
+	free(ref->tail);
+	free(ref);
     }
     Tcl_DeleteHashTable(&ts->byToken);
     Tcl_DeleteHashTable(&ts->byName);

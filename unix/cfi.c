@@ -159,20 +159,20 @@ typedef struct TpCfiModule {
 
 /*
  * The process's modules. The entries and their count are written only by
- * the thread holding `compile` (TpCfiPrepare: the package's warm-up
- * thread, profiler start, the drain); the handler reads nModules
+ * the thread holding compileLock (Prepare: the package's warm-up thread,
+ * profiler start, calibration, the drain); the handler reads nModules
  * (acquire), then entries below it, and writes only the two request
  * flags. A module is compiled without `lock`, so that calibration can
- * read the rows of libtcl, compiled first, while the warm-up thread
- * compiles libc's: its tables are written while it is MOD_NEW, then its
- * state is published (release).
+ * read libtcl's rows while the warm-up thread compiles libc's: a
+ * module's tables are written while it is MOD_NEW, then its state is
+ * published (release).
  */
 
 static struct {
     pthread_mutex_t lock;	/* Readers of the tables (calibration) and
 				 * every write to the entries but the
 				 * tables of a module being compiled and
-				 * the flags. Taken after `compile`. */
+				 * the flags. Taken after compileLock. */
     pthread_cond_t progress;	/* Broadcast under lock when a module is
 				 * compiled or the compiling ends. */
     int compiling;		/* Under lock: a TpCfiPrepare is compiling. */
@@ -1394,7 +1394,7 @@ OnDemand(
 typedef struct Pending {
     int all;			/* TpCfiPrepare's argument. */
     uintptr_t only;		/* Not 0: only the module holding this
-				 * address (PrepareFor). */
+				 * address (LockFor). */
     int n;			/* Modules noted. */
     int full;			/* Some did not fit: go round again. */
     int index[TP_CFI_MAXMOD];	/* Their indexes in cfi.modules */

@@ -372,6 +372,7 @@ MODULE_SCOPE void	TpModulesFree(TpModules *mt);
 
 MODULE_SCOPE int	TpSymbolLookup(TpModule *mod, uintptr_t offset,
 			    const char **name, uintptr_t *start, uintptr_t *size);
+MODULE_SCOPE void	TpSymbolTrim(void);	/* After a batch of lookups. */
 
 /*
  * Optional: a static archive built from the same objects as a stripped

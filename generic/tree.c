@@ -463,6 +463,7 @@ TpTreeBuild(
     }
     Tcl_DeleteHashTable(&b.cmdByProc);
     Tcl_DeleteHashTable(&b.byKey);
+    TpSymbolTrim();
 
     LinkCommandsToProcs(t);
 

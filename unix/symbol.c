@@ -74,8 +74,10 @@
 #define TP_MAX_SEG	8	/* Executable segments of a library. */
 #define TP_MAX_NEXT	8	/* Section names whose layout is followed. */
 #define TP_TRIM_BYTES	(256 * 1024)	/* A table built with more transient
-					 * memory than this is followed by a
-					 * malloc_trim. */
+					 * memory than this asks for a
+					 * malloc_trim (TpSymbolTrim). */
+
+static int trimWanted;		/* Set by LoadSymtab (atomic). */
 
 typedef struct TpSym {	/* 16 bytes: libc's and libtcl's tables
 				 * hold thousands. */
@@ -1372,15 +1374,42 @@ LoadSymtab(
 	/*
 	 * The builder's arrays and the archive's pieces are freed, below
 	 * the table just allocated: glibc keeps such memory resident
-	 * until trimmed (0.6 MB after libtcl's first lookup).
+	 * until trimmed (0.6 MB after libtcl's first lookup). Trimmed once
+	 * the report has loaded every table it needs (TpSymbolTrim): a
+	 * trim walks the whole heap, and a big program's may be large.
 	 */
 
+	__atomic_store_n(&trimWanted, 1, __ATOMIC_RELAXED);
+    }
+    free(archive);
+    return t;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpSymbolTrim --
+ *
+ *	Gives the memory freed after building big symbol tables back to
+ *	the system, once, when tables were loaded since the last call.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	malloc_trim (glibc).
+ *
+ *----------------------------------------------------------------------
+ */
+
+void
+TpSymbolTrim(void)
+{
+    if (__atomic_exchange_n(&trimWanted, 0, __ATOMIC_RELAXED)) {
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif
     }
-    free(archive);
-    return t;
 }
 
 /*

@@ -310,6 +310,15 @@ TpSymbolLookup(
 }
 
 /*
+ * The tables are built without transient memory worth giving back.
+ */
+
+void
+TpSymbolTrim(void)
+{
+}
+
+/*
  * Debian's static libtcl archive has no Windows counterpart; Tcl's DLL
  * is a module of its own, so no range of another module is Tcl's.
  */

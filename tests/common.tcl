@@ -87,6 +87,26 @@ proc tpCleanup {} {
     profiler reset
 }
 
+# tpEnvRestore --
+#
+#	Puts ::env back as saved (a list from [array get ::env]) without
+#	unsetting the array: an unset array loses its link to the process's
+#	environment, and a variable set after that no longer reaches the
+#	processes exec starts.
+
+proc tpEnvRestore {saved} {
+    foreach name [array names ::env] {
+	if {![dict exists $saved $name]} {
+	    unset ::env($name)
+	}
+    }
+    dict for {name value} $saved {
+	if {![info exists ::env($name)] || $::env($name) ne $value} {
+	    set ::env($name) $value
+	}
+    }
+}
+
 # tpErr --
 #
 #	Evaluates script in the caller; returns {code errorcode message} so a

@@ -15,7 +15,9 @@
  *	commands (function pointers are function starts, and some names
  *	are known), TEBCresume; that recovered names never overlap exports
  *	or each other; that gaps are unnamed; that rescans keep indexes; and
- *	that corrupt files do not crash. Exits 1 on any failure.
+ *	that corrupt files do not crash; that the cache of recovered tables
+ *	gives the same table and never a damaged or stale one. Exits 1 on
+ *	any failure.
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
@@ -24,6 +26,7 @@
 #define MODULE_SCOPE extern
 #endif
 #include "../unix/symbol.c"
+#include <dirent.h>
 #include <dlfcn.h>
 #include <time.h>
 
@@ -535,6 +538,142 @@ TestDamage(void)
     unlink(arCopy);
 }
 
+/*
+ * 6. The cache of recovered tables: the first load writes it, the next
+ * reads it back, both the very table matched from the archive; a
+ * damaged or truncated file, or one made from another archive or from
+ * an archive changed since, is not used, and is written again.
+ */
+
+static int
+SameTable(
+    const TpSymtab *a,
+    const TpSymtab *b)
+{
+    size_t k;
+
+    if (a == NULL || b == NULL || a->nSyms != b->nSyms) {
+	return 0;
+    }
+    for (k = 0; k < a->nSyms; k++) {
+	if (a->syms[k].start != b->syms[k].start
+		|| a->syms[k].size != b->syms[k].size
+		|| strcmp(a->names + a->syms[k].name,
+		    b->names + b->syms[k].name) != 0) {
+	    return 0;
+	}
+    }
+    return 1;
+}
+
+/*
+ * Loads libtcl's table with the archive ar registered; checks it is the
+ * truth and returns whether it came from the cache.
+ */
+
+static int
+LoadCached(
+    const TpSymtab *truth,
+    const char *ar,
+    const char *what)
+{
+    TpModule *tm = &mt.mods[tclIdx];
+    unsigned long hits = cacheStats.hits;
+    TpSymtab *t;
+
+    TpSymbolSetArchive(TCL_SO, ar);
+    t = LoadSymtab(tm->path, TCL_SO);
+    CHECK(SameTable(truth, t), "%s: not the archive's table", what);
+    SymtabFree(t);
+    return cacheStats.hits > hits;
+}
+
+static void
+TestCache(void)
+{
+    TpModule *tm = &mt.mods[tclIdx];
+    TpSymtab *truth;
+    char dir[64], good[96], arCopy[96], file[PATH_MAX] = "";
+    struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    unsigned seed = 777;
+    unsigned long writes;
+    struct dirent *de;
+    DIR *d;
+    int i, used = 0, nFiles = 0;
+
+    snprintf(dir, sizeof(dir), "/tmp/symtest-cache-%d", (int) getpid());
+    snprintf(good, sizeof(good), "%s.good", dir);
+    snprintf(arCopy, sizeof(arCopy), "%s.a", dir);
+    setenv("TCLPROF_CACHE", "", 1);
+    TpSymbolSetArchive(TCL_SO, TCLPROF_STATIC_TCL);
+    truth = LoadSymtab(tm->path, TCL_SO);
+    CHECK(truth != NULL && truth->nSyms > 2000 && cacheStats.writes == 0
+	    && cacheStats.hits == 0, "cache off: %lu writes",
+	    cacheStats.writes);
+    setenv("TCLPROF_CACHE", "relative/dir", 1);
+    CHECK(!LoadCached(truth, TCLPROF_STATIC_TCL, "relative")
+	    && cacheStats.writes == 0, "a relative directory was used");
+
+    /* Written (the directory made, two levels), then read. */
+    setenv("TCLPROF_CACHE", dir, 1);
+    strcat(dir, "/sub");
+    setenv("TCLPROF_CACHE", dir, 1);
+    CHECK(!LoadCached(truth, TCLPROF_STATIC_TCL, "first")
+	    && cacheStats.writes == 1, "first load: %lu writes",
+	    cacheStats.writes);
+    CHECK(LoadCached(truth, TCLPROF_STATIC_TCL, "second"),
+	    "second load not from the cache");
+    if ((d = opendir(dir)) != NULL) {
+	while ((de = readdir(d)) != NULL) {
+	    if (de->d_name[0] != '.') {
+		nFiles++;
+		snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+	    }
+	}
+	closedir(d);
+    }
+    CHECK(nFiles == 1 && strstr(file, "/libtcl8.6.so-") != NULL
+	    && strstr(file, ".syms") != NULL, "%d files, %s", nFiles, file);
+
+    /* Damaged copies: never used unless unchanged, always rewritten. */
+    Damage(file, good, SIZE_MAX, 0, &seed);
+    for (i = 0; i < 60; i++) {
+	writes = cacheStats.writes;
+	Damage(good, file, i % 4 ? SIZE_MAX : (size_t) rand_r(&seed) % 130000,
+		i % 4 ? 1 + i % 7 : 0, &seed);
+	if (LoadCached(truth, TCLPROF_STATIC_TCL, "damaged")) {
+	    used++;
+	} else {
+	    CHECK(cacheStats.writes == writes + 1, "damaged %d not rewritten",
+		    i);
+	}
+    }
+    CHECK(LoadCached(truth, TCLPROF_STATIC_TCL, "after damage"),
+	    "not rewritten after damage");
+
+    /* Another archive (a copy), then that archive changed: not used. */
+    Damage(TCLPROF_STATIC_TCL, arCopy, SIZE_MAX, 0, &seed);
+    CHECK(!LoadCached(truth, arCopy, "other archive"),
+	    "another archive's table used");
+    CHECK(LoadCached(truth, arCopy, "other archive again"),
+	    "the copy's table not cached");
+    utimensat(AT_FDCWD, arCopy, times, 0);
+    CHECK(!LoadCached(truth, arCopy, "touched archive"),
+	    "a changed archive's table used");
+    printf("symbol cache: %lu written, %lu read; %d of 60 damaged files"
+	    " read back unchanged\n", cacheStats.writes, cacheStats.hits,
+	    used);
+    TpSymbolSetArchive(TCL_SO, TCLPROF_STATIC_TCL);
+    setenv("TCLPROF_CACHE", "", 1);
+    SymtabFree(truth);
+    unlink(file);
+    unlink(good);
+    unlink(arCopy);
+    rmdir(dir);
+    *strrchr(dir, '/') = '\0';
+    rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -545,6 +684,7 @@ main(void)
 	printf("FAIL: dlopen %s: %s\n", TCL_SO, dlerror());
 	return 1;
     }
+    setenv("TCLPROF_CACHE", "", 1);	/* TestCache turns it on. */
     TpSymbolSetArchive(TCL_SO, TCLPROF_STATIC_TCL);
     CHECK(TpModulesScan(&mt) == TCL_OK, "scan");
     for (i = 0; i < mt.nMods; i++) {
@@ -565,6 +705,7 @@ main(void)
     TestCommands();
     TestRescan();
     TestDamage();
+    TestCache();
     TpSymbolSetArchive(NULL, NULL);
     TpModulesFree(&mt);
     printf("%s: %d failure%s\n", failures ? "FAILED" : "PASSED", failures,

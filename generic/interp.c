@@ -3226,7 +3226,11 @@ static const char *const apiNames[API_COUNT] = {
  * runs the child's trampoline in TclEvalObjEx, called from tclInterp.c,
  * which clang -O3 compiles out of line with a copy of the loop that no
  * entry API reaches. The calibration commands are then the child's, and
- * each entry is the parent's [interp eval].
+ * each entry is the parent's [interp eval]. The child is a safe one: an
+ * unsafe child runs Tcl_Init (init.tcl compiled and run), a quarter of a
+ * first [profiler start]; the path into it is the same. ([interp eval {}
+ * script] into the interp itself is not: with gcc -O2 it found another
+ * site, root on the stack, where the child finds TclEvalObjEx's.)
  */
 
 typedef struct Calib {
@@ -4102,7 +4106,7 @@ TpInterpCalibrate(
 	    char child[64];
 
 	    snprintf(child, sizeof(child), "tclprof_calibChild%p", (void *) &cb);
-	    in = Tcl_CreateChild(interp, child, 0);
+	    in = Tcl_CreateChild(interp, child, 1);
 	    if (in == NULL) {
 		continue;
 	    }

@@ -383,6 +383,20 @@ MODULE_SCOPE void	TpSymbolSetArchive(const char *soName, const char *archivePath
 MODULE_SCOPE void	TpSymbolSetTclRange(uintptr_t lo, uintptr_t hi);
 
 /*
+ * cache.c (Unix): files kept between runs (the recovered symbol table,
+ * the unwind rows).
+ */
+
+#define TP_HASH_INIT	0xcbf29ce484222325ULL
+MODULE_SCOPE uint64_t	TpHash64(uint64_t h, const void *data, size_t len);
+MODULE_SCOPE int	TpCachePath(const char *name, char *path, size_t size);
+MODULE_SCOPE void *	TpCacheRead(const char *path, const void *key,
+			    size_t keyLen, size_t *lenPtr);
+MODULE_SCOPE int	TpCacheWrite(const char *path, const void *key,
+			    size_t keyLen, const void *const *parts,
+			    const size_t *lens, int nParts);
+
+/*
  * ----------------------------------------------------------------------
  * Unwinding (unix/unwind.c).
  * ----------------------------------------------------------------------

@@ -2,8 +2,8 @@
  * symtest.c --
  *
  *	Standalone test of unix/symbol.c (modules and symbols). It includes
- *	symbol.c itself to see the tables' insides. Build and run from the
- *	top of the source tree:
+ *	symbol.c (and cache.c) itself to see the tables' insides. Build and
+ *	run from the top of the source tree:
  *
  *	gcc -O2 -g -Wall -Wextra -D_GNU_SOURCE -Igeneric -I/usr/include/tcl8.6 \
  *	    -o symtest tests/symtest.c -ldl -lpthread && ./symtest
@@ -26,6 +26,7 @@
 #define MODULE_SCOPE extern
 #endif
 #include "../unix/symbol.c"
+#include "../unix/cache.c"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <time.h>

@@ -59,6 +59,7 @@
 
 #include "tclprofInt.h"
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1116,6 +1117,204 @@ StoreTables(
 /*
  *----------------------------------------------------------------------
  *
+ * The cache of compiled rows (cache.c). Compiling libtcl's and libc's
+ * rows takes 1.5-2 ms each, and profiler start waits for them. A
+ * module's rows depend only on the bytes Compile reads, from its
+ * .eh_frame_hdr to the end of that segment, and on where its segments
+ * lie from its load address: the key is a hash of those bytes and those
+ * offsets, whatever the file's path (the program's own has none). Only
+ * modules with more than TP_CFI_CACHE_ROWS rows are cached: the small
+ * ones compile faster than a file is read. TP_CFI_CACHE_VERSION: bump it
+ * whenever what Compile makes of the same bytes can change.
+ *
+ *----------------------------------------------------------------------
+ */
+
+#define TP_CFI_CACHE_VERSION	1
+#define TP_CFI_CACHE_ROWS	4096
+
+typedef struct CfiKey {		/* All fields 8-byte aligned: no padding. */
+    char what[8];		/* "cfirows". */
+    uint32_t version;
+    uint32_t ruleSize;		/* sizeof(TpCfiRule). */
+    uint64_t lo, hi, ehHdr, segLo, segEnd, from;	/* Less the bias. */
+    uint64_t bytes;		/* TpHash64 of [from, segEnd). */
+} CfiKey;
+
+typedef struct CfiBody {	/* Then starts, ruleOf (padded to 4 bytes),
+				 * rules, block. */
+    uint32_t nRows, nRules, nBlocks, pad;
+} CfiBody;
+
+static unsigned long cfiCacheHits, cfiCacheWrites;
+
+/*
+ * Module m's key and cache file (from: where the hashed bytes begin, the
+ * lower of .eh_frame_hdr and .eh_frame): 1, or 0 if there is no cache.
+ */
+
+static int
+CfiKeyMake(
+    const TpCfiModule *m,
+    uintptr_t from,
+    CfiKey *k,
+    char *path,
+    size_t size)
+{
+    char name[64];
+
+    memset(k, 0, sizeof(*k));
+    if (from < m->segLo || from >= m->segEnd || m->lo < m->bias) {
+	return 0;
+    }
+    memcpy(k->what, "cfirows", 8);
+    k->version = TP_CFI_CACHE_VERSION;
+    k->ruleSize = (uint32_t) sizeof(TpCfiRule);
+    k->lo = m->lo - m->bias;
+    k->hi = m->hi - m->bias;
+    k->ehHdr = m->ehHdr - m->bias;
+    k->segLo = m->segLo - m->bias;
+    k->segEnd = m->segEnd - m->bias;
+    k->from = from - m->bias;
+    k->bytes = TpHash64(TP_HASH_INIT, (const void *) from, m->segEnd - from);
+    snprintf(name, sizeof(name), "cfi-%016llx.rows", (unsigned long long)
+	    TpHash64(k->bytes, k, sizeof(*k) - sizeof(k->bytes)));
+    return TpCachePath(name, path, size);
+}
+
+/*
+ * Fills m's tables from its cache file: 0, or -1 if there is none that
+ * passes every check (cache.c's, then the shape StoreTables gives: rows
+ * in order, rule indexes and kinds in range, the block index of m's
+ * size, pointing at rows).
+ */
+
+static int
+CfiCacheRead(
+    TpCfiModule *m,
+    const CfiKey *k,
+    const char *path)
+{
+    CfiBody h;
+    char *body;
+    size_t len, need, off;
+    uint32_t *starts = NULL, *block = NULL;
+    uint16_t *ruleOf = NULL;
+    TpCfiRule *rules = NULL;
+    uint32_t i;
+    int result = -1;
+
+    body = TpCacheRead(path, k, sizeof(*k), &len);
+    if (body == NULL) {
+	return -1;
+    }
+    if (len < sizeof(h)) {
+	goto done;
+    }
+    memcpy(&h, body, sizeof(h));
+    need = sizeof(h) + 4 * (size_t) h.nRows + ((2 * (size_t) h.nRows + 3)
+	    & ~(size_t) 3) + sizeof(TpCfiRule) * (size_t) h.nRules
+	    + 4 * (size_t) h.nBlocks;
+    if (h.nRows < 2 || h.nRows > (1u << 26) || h.nRules == 0
+	    || h.nRules > TP_CFI_MAXRULES
+	    || h.nBlocks != ((m->hi - m->lo) >> TP_CFI_BLOCK_SHIFT) + 1
+	    || need != len) {
+	goto done;
+    }
+    starts = malloc(4 * (size_t) h.nRows);
+    ruleOf = malloc(2 * (size_t) h.nRows);
+    rules = malloc(sizeof(TpCfiRule) * h.nRules);
+    block = malloc(4 * (size_t) h.nBlocks);
+    if (starts == NULL || ruleOf == NULL || rules == NULL || block == NULL) {
+	goto done;
+    }
+    off = sizeof(h);
+    memcpy(starts, body + off, 4 * (size_t) h.nRows);
+    off += 4 * (size_t) h.nRows;
+    memcpy(ruleOf, body + off, 2 * (size_t) h.nRows);
+    off += (2 * (size_t) h.nRows + 3) & ~(size_t) 3;
+    memcpy(rules, body + off, sizeof(TpCfiRule) * h.nRules);
+    off += sizeof(TpCfiRule) * h.nRules;
+    memcpy(block, body + off, 4 * (size_t) h.nBlocks);
+    for (i = 0; i < h.nRows; i++) {
+	if (ruleOf[i] >= h.nRules || (i > 0 && starts[i] <= starts[i - 1])) {
+	    goto done;
+	}
+    }
+    for (i = 0; i < h.nRules; i++) {
+	if (rules[i].kind > ROW_PLT11) {
+	    goto done;
+	}
+    }
+    for (i = 0; i < h.nBlocks; i++) {
+	if (block[i] >= h.nRows) {
+	    goto done;
+	}
+    }
+    m->starts = starts;
+    m->ruleOf = ruleOf;
+    m->rules = rules;
+    m->nRows = h.nRows;
+    m->nRules = h.nRules;
+    m->block = block;
+    m->nBlocks = h.nBlocks;
+    starts = block = NULL;
+    ruleOf = NULL;
+    rules = NULL;
+    __atomic_add_fetch(&cfiCacheHits, 1, __ATOMIC_RELAXED);
+    result = 0;
+  done:
+    free(body);
+    free(starts);
+    free(ruleOf);
+    free(rules);
+    free(block);
+    return result;
+}
+
+/*
+ * Writes m's tables to its cache file, if it has enough rows to be worth
+ * it. Failures are silent.
+ */
+
+static void
+CfiCacheWrite(
+    const TpCfiModule *m,
+    const CfiKey *k,
+    const char *path)
+{
+    CfiBody h;
+    static const char zeros[4] = {0, 0, 0, 0};
+    const void *parts[6];
+    size_t lens[6];
+
+    if (m->nRows <= TP_CFI_CACHE_ROWS) {
+	return;
+    }
+    memset(&h, 0, sizeof(h));
+    h.nRows = m->nRows;
+    h.nRules = m->nRules;
+    h.nBlocks = m->nBlocks;
+    parts[0] = &h;
+    lens[0] = sizeof(h);
+    parts[1] = m->starts;
+    lens[1] = 4 * (size_t) m->nRows;
+    parts[2] = m->ruleOf;
+    lens[2] = 2 * (size_t) m->nRows;
+    parts[3] = zeros;
+    lens[3] = ((2 * (size_t) m->nRows + 3) & ~(size_t) 3) - lens[2];
+    parts[4] = m->rules;
+    lens[4] = sizeof(TpCfiRule) * m->nRules;
+    parts[5] = m->block;
+    lens[5] = 4 * (size_t) m->nBlocks;
+    if (TpCacheWrite(path, k, sizeof(*k), parts, lens, 6)) {
+	__atomic_add_fetch(&cfiCacheWrites, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * Compile --
  *
  *	Compiles module m's .eh_frame into rows and rules: every FDE, in
@@ -1140,7 +1339,10 @@ Compile(
     Reader r = { hdr, limit, 0 };
     RowBuf rb;
     uint64_t count, i;
-    int tableEnc, fdeCountEnc, result;
+    uintptr_t frame;
+    int tableEnc, fdeCountEnc, result, cached;
+    CfiKey key;
+    char path[PATH_MAX];
 
     memset(&rb, 0, sizeof(rb));
     if (hdr == NULL || U8(&r) != 1) {
@@ -1149,12 +1351,19 @@ Compile(
     (void) U8(&r);	/* eh_frame_ptr's encoding... */
     fdeCountEnc = (int) U8(&r);
     tableEnc = (int) U8(&r);
-    Encoded(&r, hdr[1], (uintptr_t) hdr);	/* ... and the pointer. */
+    frame = (uintptr_t) Encoded(&r, hdr[1], (uintptr_t) hdr);	/* ... and
+								 * the pointer. */
     count = Encoded(&r, fdeCountEnc, (uintptr_t) hdr);
     if (r.bad || tableEnc != 0x3b || fdeCountEnc == PE_OMIT
 	    || (uint64_t) (limit - r.p) / 8 < count) {
 	/* 0x3b = datarel sdata4, what every Linux linker writes. */
 	return -1;
+    }
+    cached = count > TP_CFI_CACHE_ROWS / 8 && CfiKeyMake(m,
+	    frame >= m->segLo && frame < m->ehHdr ? frame : m->ehHdr, &key,
+	    path, sizeof(path));
+    if (cached && CfiCacheRead(m, &key, path) == 0) {
+	return 0;
     }
     for (i = 0; i < count; i++) {
 	Reader e = { r.p + 8 * i, limit, 0 };
@@ -1217,6 +1426,9 @@ Compile(
 	AddRow(&rb, m->bias, pcBegin + pcRange, NULL, 0);
     }
     result = rb.failed || rb.n == 0 ? -1 : StoreTables(m, &rb);
+    if (result == 0 && cached) {
+	CfiCacheWrite(m, &key, path);
+    }
     if (rb.rows != NULL) {
 	munmap(rb.rows, rb.size * sizeof(BufRow));
     }

@@ -46,7 +46,6 @@
 #include <link.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stddef.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1329,45 +1328,38 @@ AddArchiveSyms(
 /*
  *----------------------------------------------------------------------
  *
- * The cache of tables recovered from an archive. Matching libtcl's
- * archive against the library takes 6-9 ms at the first report of every
- * run; the table it gives is kept in a file of the user's cache
- * directory and read back (0.2 ms) as long as the library and the
- * archive are the files it was made from (paths, build-id, sizes,
- * modification times, inodes) and the matching is this version's
- * (TP_CACHE_VERSION: bump it whenever what the matching finds can
- * change). A file that fails any check, its checksum included, is not
- * used, and is written again. The directory is $TCLPROF_CACHE (an
- * absolute path; empty, or relative, turns the cache off), else
- * $XDG_CACHE_HOME/tclprof, else $HOME/.cache/tclprof. Files are written
- * under a temporary name and renamed; a cache that cannot be written
- * only costs the matching at the next run.
+ * The cache of tables recovered from an archive (cache.c). Matching
+ * libtcl's archive against the library takes 6-9 ms at the first report
+ * of every run; the table it gives is kept and read back (0.2 ms) as
+ * long as the library and the archive are the files it was made from
+ * (paths, build-id, sizes, modification times, inodes: the key) and the
+ * matching is this version's (TP_SYMCACHE_VERSION: bump it whenever
+ * what the matching finds can change). A file that fails a check is not
+ * used, and is written again.
  *
  *----------------------------------------------------------------------
  */
 
-#define TP_CACHE_MAGIC		"TPSYMC\r\n"
-#define TP_CACHE_VERSION	1
-#define TP_CACHE_MAXSYMS	(1u << 22)
-#define TP_CACHE_MAXNAMES	(64u << 20)
-#define TP_FNV_INIT		0xcbf29ce484222325ULL
+#define TP_SYMCACHE_VERSION	1
+#define TP_SYMCACHE_MAXSYMS	(1u << 22)
 
-typedef struct CacheHeader {	/* All fields 8-byte aligned: no padding. */
-    char magic[8];
+typedef struct CacheKeyData {	/* All fields 8-byte aligned: no padding. */
+    char what[8];		/* "symtab". */
     uint32_t version;
     uint32_t symSize;		/* sizeof(TpSym). */
     uint64_t soSize, soMtimeNs, soIno;
     uint64_t arSize, arMtimeNs, arIno;
-    uint64_t key;		/* FNV-1a of the paths and the build-id. */
-    uint64_t nSyms;		/* From here on: the table's own. */
-    uint64_t namesLen;
-    uint64_t checksum;		/* FNV-1a of the symbols, then the names. */
-} CacheHeader;
+    uint64_t paths;		/* TpHash64 of the paths and the build-id. */
+} CacheKeyData;
 
 typedef struct CacheKey {
-    CacheHeader h;		/* Filled up to nSyms. */
+    CacheKeyData k;
     char path[PATH_MAX];	/* The cache file. */
 } CacheKey;
+
+typedef struct CacheBody {	/* Then the symbols, then the names. */
+    uint64_t nSyms, namesLen;
+} CacheBody;
 
 /*
  * Counters for the tests (symtest): tables read from and written to the
@@ -1379,20 +1371,6 @@ static struct {
 } cacheStats;
 
 static uint64_t
-Fnv(
-    uint64_t h,
-    const void *data,
-    size_t len)
-{
-    const unsigned char *p = data;
-
-    while (len-- > 0) {
-	h = (h ^ *p++) * 0x100000001b3ULL;
-    }
-    return h;
-}
-
-static uint64_t
 MtimeNs(
     const struct stat *st)
 {
@@ -1401,36 +1379,9 @@ MtimeNs(
 }
 
 /*
- * The cache directory (see above) into buf: 1, or 0 if there is none.
- */
-
-static int
-CacheDir(
-    char *buf,
-    size_t size)
-{
-    const char *dir = getenv("TCLPROF_CACHE"), *base;
-    int n;
-
-    if (dir != NULL) {
-	if (dir[0] != '/') {
-	    return 0;
-	}
-	n = snprintf(buf, size, "%s", dir);
-    } else if ((base = getenv("XDG_CACHE_HOME")) != NULL && base[0] == '/') {
-	n = snprintf(buf, size, "%s/tclprof", base);
-    } else if ((base = getenv("HOME")) != NULL && base[0] == '/') {
-	n = snprintf(buf, size, "%s/.cache/tclprof", base);
-    } else {
-	return 0;
-    }
-    return n > 0 && (size_t) n < size;
-}
-
-/*
- * The cache file and its identity for the table of library soPath
- * (image so) recovered from archive arPath: 1, or 0 if it has no cache
- * (no directory, no build-id, a file that cannot be stat'ed).
+ * The cache file and its key for the table of library soPath (image so)
+ * recovered from archive arPath: 1, or 0 if it has no cache (no
+ * directory, no build-id, a file that cannot be stat'ed).
  */
 
 static int
@@ -1441,87 +1392,40 @@ CacheKeyMake(
     const char *arPath,
     CacheKey *k)
 {
-    char dir[PATH_MAX];
+    char name[NAME_MAX];
     const unsigned char *id;
     struct stat ss, as;
     size_t idLen = 0;
-    uint64_t name;
-    int n;
+    uint64_t h;
 
     memset(k, 0, sizeof(*k));
-    if (!CacheDir(dir, sizeof(dir)) || strchr(shortName, '/') != NULL
-	    || (id = BuildId(so, &idLen)) == NULL || idLen == 0 || idLen > 64
+    if ((id = BuildId(so, &idLen)) == NULL || idLen == 0 || idLen > 64
 	    || stat(soPath, &ss) != 0 || stat(arPath, &as) != 0) {
 	return 0;
     }
-    name = Fnv(Fnv(TP_FNV_INIT, soPath, strlen(soPath) + 1), id, idLen);
-    n = snprintf(k->path, sizeof(k->path), "%s/%s-%016llx.syms", dir,
-	    shortName, (unsigned long long) name);
-    if (n <= 0 || (size_t) n >= sizeof(k->path) - 32) {
-	return 0;		/* Room for the temporary name's suffix. */
+    h = TpHash64(TpHash64(TP_HASH_INIT, soPath, strlen(soPath) + 1), id,
+	    idLen);
+    if (snprintf(name, sizeof(name), "%.200s-%016llx.syms", shortName,
+	    (unsigned long long) h) <= 0
+	    || !TpCachePath(name, k->path, sizeof(k->path))) {
+	return 0;
     }
-    memcpy(k->h.magic, TP_CACHE_MAGIC, sizeof(k->h.magic));
-    k->h.version = TP_CACHE_VERSION;
-    k->h.symSize = (uint32_t) sizeof(TpSym);
-    k->h.soSize = (uint64_t) ss.st_size;
-    k->h.soMtimeNs = MtimeNs(&ss);
-    k->h.soIno = (uint64_t) ss.st_ino;
-    k->h.arSize = (uint64_t) as.st_size;
-    k->h.arMtimeNs = MtimeNs(&as);
-    k->h.arIno = (uint64_t) as.st_ino;
-    k->h.key = Fnv(name, arPath, strlen(arPath) + 1);
+    memcpy(k->k.what, "symtab", 7);
+    k->k.version = TP_SYMCACHE_VERSION;
+    k->k.symSize = (uint32_t) sizeof(TpSym);
+    k->k.soSize = (uint64_t) ss.st_size;
+    k->k.soMtimeNs = MtimeNs(&ss);
+    k->k.soIno = (uint64_t) ss.st_ino;
+    k->k.arSize = (uint64_t) as.st_size;
+    k->k.arMtimeNs = MtimeNs(&as);
+    k->k.arIno = (uint64_t) as.st_ino;
+    k->k.paths = TpHash64(h, arPath, strlen(arPath) + 1);
     return 1;
-}
-
-static int
-ReadAll(
-    int fd,
-    void *buf,
-    size_t len)
-{
-    char *p = buf;
-
-    while (len > 0) {
-	ssize_t got = read(fd, p, len);
-
-	if (got < 0 && errno == EINTR) {
-	    continue;
-	}
-	if (got <= 0) {
-	    return -1;
-	}
-	p += got;
-	len -= (size_t) got;
-    }
-    return 0;
-}
-
-static int
-WriteAll(
-    int fd,
-    const void *buf,
-    size_t len)
-{
-    const char *p = buf;
-
-    while (len > 0) {
-	ssize_t put = write(fd, p, len);
-
-	if (put < 0 && errno == EINTR) {
-	    continue;
-	}
-	if (put <= 0) {
-	    return -1;
-	}
-	p += put;
-	len -= (size_t) put;
-    }
-    return 0;
 }
 
 /*
  * The table in k's cache file, or NULL if there is none that passes
- * every check: its identity, its size, its checksum, and the shape of a
+ * every check: cache.c's (key, size, checksum), then the shape of a
  * table BuilderFinish makes (sorted distinct starts, sizes in range,
  * names inside the pool, the pool NUL-terminated).
  */
@@ -1530,34 +1434,35 @@ static TpSymtab *
 CacheRead(
     const CacheKey *k)
 {
-    CacheHeader h;
-    struct stat st;
+    CacheBody h;
     TpSym *syms = NULL;
-    char *names = NULL;
+    char *names = NULL, *body;
     TpSymtab *t = NULL;
+    size_t len, symBytes;
     uint64_t i;
-    int fd = open(k->path, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0) {
+    body = TpCacheRead(k->path, &k->k, sizeof(k->k), &len);
+    if (body == NULL) {
 	return NULL;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
-	    || ReadAll(fd, &h, sizeof(h)) != 0
-	    || memcmp(&h, &k->h, offsetof(CacheHeader, nSyms)) != 0
-	    || h.nSyms == 0 || h.nSyms > TP_CACHE_MAXSYMS
-	    || h.namesLen == 0 || h.namesLen > TP_CACHE_MAXNAMES
-	    || (uint64_t) st.st_size != sizeof(h) + h.nSyms * sizeof(TpSym)
-		+ h.namesLen) {
+    if (len < sizeof(h)) {
 	goto done;
     }
-    syms = malloc(h.nSyms * sizeof(TpSym));
+    memcpy(&h, body, sizeof(h));
+    symBytes = (size_t) h.nSyms * sizeof(TpSym);
+    if (h.nSyms == 0 || h.nSyms > TP_SYMCACHE_MAXSYMS || h.namesLen == 0
+	    || h.namesLen != len - sizeof(h) - symBytes
+	    || len < sizeof(h) + symBytes) {
+	goto done;
+    }
+    syms = malloc(symBytes);
     names = malloc(h.namesLen);
-    if (syms == NULL || names == NULL
-	    || ReadAll(fd, syms, h.nSyms * sizeof(TpSym)) != 0
-	    || ReadAll(fd, names, h.namesLen) != 0
-	    || Fnv(Fnv(TP_FNV_INIT, syms, h.nSyms * sizeof(TpSym)), names,
-		h.namesLen) != h.checksum
-	    || names[h.namesLen - 1] != '\0') {
+    if (syms == NULL || names == NULL) {
+	goto done;
+    }
+    memcpy(syms, body + sizeof(h), symBytes);
+    memcpy(names, body + sizeof(h) + symBytes, h.namesLen);
+    if (names[h.namesLen - 1] != '\0') {
 	goto done;
     }
     for (i = 0; i < h.nSyms; i++) {
@@ -1576,15 +1481,15 @@ CacheRead(
 	cacheStats.hits++;
     }
   done:
-    close(fd);
+    free(body);
     free(syms);
     free(names);
     return t;
 }
 
 /*
- * Writes table t to k's cache file, making its directory if need be.
- * Failures are silent: the cache is only a shortcut.
+ * Writes table t to k's cache file. Failures are silent: the cache is
+ * only a shortcut.
  */
 
 static void
@@ -1592,10 +1497,9 @@ CacheWrite(
     const CacheKey *k,
     const TpSymtab *t)
 {
-    CacheHeader h = k->h;
-    char tmp[PATH_MAX], *p;
-    size_t i, end;
-    int fd, ok, n;
+    CacheBody h;
+    const void *parts[3];
+    size_t lens[3], i, end;
 
     h.nSyms = t->nSyms;
     h.namesLen = 0;
@@ -1603,41 +1507,18 @@ CacheWrite(
 	end = t->syms[i].name + strlen(t->names + t->syms[i].name) + 1;
 	h.namesLen = end > h.namesLen ? end : h.namesLen;
     }
-    if (h.nSyms == 0 || h.nSyms > TP_CACHE_MAXSYMS
-	    || h.namesLen > TP_CACHE_MAXNAMES) {
+    if (h.nSyms == 0 || h.nSyms > TP_SYMCACHE_MAXSYMS) {
 	return;
     }
-    h.checksum = Fnv(Fnv(TP_FNV_INIT, t->syms, t->nSyms * sizeof(TpSym)),
-	    t->names, h.namesLen);
-
-    /*
-     * Each missing directory of the path, from the top.
-     */
-
-    snprintf(tmp, sizeof(tmp), "%s", k->path);
-    for (p = strchr(tmp + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
-	*p = '\0';
-	if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
-	    return;
-	}
-	*p = '/';
+    parts[0] = &h;
+    lens[0] = sizeof(h);
+    parts[1] = t->syms;
+    lens[1] = t->nSyms * sizeof(TpSym);
+    parts[2] = t->names;
+    lens[2] = (size_t) h.namesLen;
+    if (TpCacheWrite(k->path, &k->k, sizeof(k->k), parts, lens, 3)) {
+	cacheStats.writes++;
     }
-    n = snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", k->path, (long) getpid());
-    if (n <= 0 || (size_t) n >= sizeof(tmp)) {
-	return;
-    }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-	return;
-    }
-    ok = WriteAll(fd, &h, sizeof(h)) == 0
-	    && WriteAll(fd, t->syms, t->nSyms * sizeof(TpSym)) == 0
-	    && WriteAll(fd, t->names, h.namesLen) == 0;
-    if (close(fd) != 0 || !ok || rename(tmp, k->path) != 0) {
-	unlink(tmp);
-	return;
-    }
-    cacheStats.writes++;
 }
 
 /*

@@ -1,0 +1,328 @@
+/*
+ * cache.c --
+ *
+ *	Files kept between runs, so that a process does not redo at every
+ *	start the work that depends only on the libraries it loads:
+ *	libtcl's symbol table recovered from its archive (symbol.c, 6-9 ms
+ *	at the first report) and the modules' unwind rows (cfi.c, 1.5-2 ms
+ *	each for libtcl and libc at profiler start).
+ *
+ *	A file holds a header, the key its maker gave (a description of
+ *	what the body was made from, enough to tell when it no longer
+ *	applies) and the body. It is used only when its key is the caller's
+ *	byte for byte, its size is what the header says and its checksum
+ *	matches; the maker then checks the body's shape as well. Files are
+ *	written under a temporary name and renamed, so a reader never sees
+ *	half a file. A cache that cannot be read or written costs only the
+ *	work it would have saved; its files may be deleted at any time.
+ *
+ *	The directory is $TCLPROF_CACHE (an absolute path; empty or relative
+ *	turns the cache off), else $XDG_CACHE_HOME/tclprof, else
+ *	$HOME/.cache/tclprof.
+ *
+ * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
+ */
+
+#include "tclprofInt.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TP_CACHE_MAGIC	"TPCACHE\n"
+#define TP_CACHE_FORMAT	1	/* The header's layout. */
+#define TP_CACHE_MAXKEY	4096
+#define TP_CACHE_MAXBODY (256u << 20)
+
+typedef struct CacheHead {	/* 32 bytes, no padding. */
+    char magic[8];
+    uint32_t format;
+    uint32_t keyLen;
+    uint64_t bodyLen;
+    uint64_t checksum;		/* TpHash64 of the key, then the body. */
+} CacheHead;
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpHash64 --
+ *
+ *	A fast 64-bit hash of len bytes, continuing from h (start with
+ *	TP_HASH_INIT): eight bytes a step. For checksums and content keys,
+ *	not against an adversary.
+ *
+ * Results:
+ *	The hash.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+uint64_t
+TpHash64(
+    uint64_t h,
+    const void *data,
+    size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t w;
+
+    while (len >= 8) {
+	memcpy(&w, p, 8);
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 32;
+	p += 8;
+	len -= 8;
+    }
+    while (len-- > 0) {
+	h = (h ^ *p++) * 0x100000001b3ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCachePath --
+ *
+ *	The path of the cache file called name (a plain file name).
+ *
+ * Results:
+ *	1 with path filled; 0 if there is no cache directory, or the path
+ *	would not fit (with room for the temporary name's suffix).
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpCachePath(
+    const char *name,
+    char *path,
+    size_t size)
+{
+    const char *dir = getenv("TCLPROF_CACHE"), *base;
+    int n;
+
+    if (strchr(name, '/') != NULL || name[0] == '\0' || name[0] == '.') {
+	return 0;
+    }
+    if (dir != NULL) {
+	if (dir[0] != '/') {
+	    return 0;
+	}
+	n = snprintf(path, size, "%s/%s", dir, name);
+    } else if ((base = getenv("XDG_CACHE_HOME")) != NULL && base[0] == '/') {
+	n = snprintf(path, size, "%s/tclprof/%s", base, name);
+    } else if ((base = getenv("HOME")) != NULL && base[0] == '/') {
+	n = snprintf(path, size, "%s/.cache/tclprof/%s", base, name);
+    } else {
+	return 0;
+    }
+    return n > 0 && (size_t) n + 32 < size;
+}
+
+static int
+ReadAll(
+    int fd,
+    void *buf,
+    size_t len)
+{
+    char *p = buf;
+
+    while (len > 0) {
+	ssize_t got = read(fd, p, len);
+
+	if (got < 0 && errno == EINTR) {
+	    continue;
+	}
+	if (got <= 0) {
+	    return -1;
+	}
+	p += got;
+	len -= (size_t) got;
+    }
+    return 0;
+}
+
+static int
+WriteAll(
+    int fd,
+    const void *buf,
+    size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+	ssize_t put = write(fd, p, len);
+
+	if (put < 0 && errno == EINTR) {
+	    continue;
+	}
+	if (put <= 0) {
+	    return -1;
+	}
+	p += put;
+	len -= (size_t) put;
+    }
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCacheRead --
+ *
+ *	The body of the cache file at path, if its key is key and it is
+ *	whole (size and checksum).
+ *
+ * Results:
+ *	A malloc'd body (the caller frees it) and *lenPtr; NULL if there is
+ *	no such file, or it fails a check.
+ *
+ * Side effects:
+ *	Reads the file.
+ *
+ *----------------------------------------------------------------------
+ */
+
+void *
+TpCacheRead(
+    const char *path,
+    const void *key,
+    size_t keyLen,
+    size_t *lenPtr)
+{
+    CacheHead h;
+    struct stat st;
+    char *buf = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+	return NULL;
+    }
+    if (keyLen > TP_CACHE_MAXKEY || fstat(fd, &st) != 0
+	    || !S_ISREG(st.st_mode) || ReadAll(fd, &h, sizeof(h)) != 0
+	    || memcmp(h.magic, TP_CACHE_MAGIC, sizeof(h.magic)) != 0
+	    || h.format != TP_CACHE_FORMAT || h.keyLen != keyLen
+	    || h.bodyLen > TP_CACHE_MAXBODY
+	    || (uint64_t) st.st_size != sizeof(h) + keyLen + h.bodyLen
+	    || (buf = malloc(keyLen + h.bodyLen + 1)) == NULL
+	    || ReadAll(fd, buf, keyLen + h.bodyLen) != 0
+	    || memcmp(buf, key, keyLen) != 0
+	    || TpHash64(TP_HASH_INIT, buf, keyLen + h.bodyLen) != h.checksum) {
+	free(buf);
+	close(fd);
+	return NULL;
+    }
+    close(fd);
+    memmove(buf, buf + keyLen, h.bodyLen);
+    *lenPtr = (size_t) h.bodyLen;
+    return buf;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * TpCacheWrite --
+ *
+ *	Writes the cache file at path: key, then the nParts parts of the
+ *	body, making the directory if need be.
+ *
+ * Results:
+ *	1 if written; 0 if not (the cache is only a shortcut: callers go
+ *	on either way).
+ *
+ * Side effects:
+ *	Creates the directory (mode 0700) and the file, under a temporary
+ *	name renamed over any older one.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpCacheWrite(
+    const char *path,
+    const void *key,
+    size_t keyLen,
+    const void *const *parts,
+    const size_t *lens,
+    int nParts)
+{
+    CacheHead h;
+    char tmp[PATH_MAX], *p;
+    int i, fd, ok, n;
+
+    memset(&h, 0, sizeof(h));
+    memcpy(h.magic, TP_CACHE_MAGIC, sizeof(h.magic));
+    h.format = TP_CACHE_FORMAT;
+    h.keyLen = (uint32_t) keyLen;
+    for (i = 0; i < nParts; i++) {
+	h.bodyLen += lens[i];
+    }
+    if (keyLen > TP_CACHE_MAXKEY || h.bodyLen > TP_CACHE_MAXBODY) {
+	return 0;
+    }
+
+    /*
+     * One hash over key and body, as the reader computes it: the parts
+     * are hashed through one contiguous copy.
+     */
+
+    {
+	char *all = malloc(keyLen + h.bodyLen + 1);
+	size_t at = keyLen;
+
+	if (all == NULL) {
+	    return 0;
+	}
+	memcpy(all, key, keyLen);
+	for (i = 0; i < nParts; i++) {
+	    if (lens[i] > 0) {
+		memcpy(all + at, parts[i], lens[i]);
+	    }
+	    at += lens[i];
+	}
+	h.checksum = TpHash64(TP_HASH_INIT, all, at);
+	n = snprintf(tmp, sizeof(tmp), "%s", path);
+	if (n <= 0 || (size_t) n >= sizeof(tmp)) {
+	    free(all);
+	    return 0;
+	}
+
+	/* Each missing directory of the path, from the top. */
+	for (p = strchr(tmp + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+	    *p = '\0';
+	    if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
+		free(all);
+		return 0;
+	    }
+	    *p = '/';
+	}
+	n = snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long) getpid());
+	if (n <= 0 || (size_t) n >= sizeof(tmp)) {
+	    free(all);
+	    return 0;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+	    free(all);
+	    return 0;
+	}
+	ok = WriteAll(fd, &h, sizeof(h)) == 0 && WriteAll(fd, all, at) == 0;
+	free(all);
+    }
+    if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
+	unlink(tmp);
+	return 0;
+    }
+    return 1;
+}

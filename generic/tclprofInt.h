@@ -390,8 +390,15 @@ MODULE_SCOPE void	TpSymbolSetTclRange(uintptr_t lo, uintptr_t hi);
 #define TP_HASH_INIT	0xcbf29ce484222325ULL
 MODULE_SCOPE uint64_t	TpHash64(uint64_t h, const void *data, size_t len);
 MODULE_SCOPE int	TpCachePath(const char *name, char *path, size_t size);
-MODULE_SCOPE void *	TpCacheRead(const char *path, const void *key,
-			    size_t keyLen, size_t *lenPtr);
+typedef struct TpCacheBlob {
+    void *map;			/* The buffer (TpCacheRelease). */
+    size_t mapLen;
+    const char *body;		/* The file's body, in it. */
+    size_t len;
+} TpCacheBlob;
+MODULE_SCOPE int	TpCacheRead(const char *path, const void *key,
+			    size_t keyLen, TpCacheBlob *b);
+MODULE_SCOPE void	TpCacheRelease(TpCacheBlob *b);
 MODULE_SCOPE int	TpCacheWrite(const char *path, const void *key,
 			    size_t keyLen, const void *const *parts,
 			    const size_t *lens, int nParts);

@@ -20,6 +20,14 @@
  *	turns the cache off), else $XDG_CACHE_HOME/tclprof, else
  *	$HOME/.cache/tclprof.
  *
+ *	The buffers files are read into and written from are mapped and
+ *	unmapped here, not malloc'd: glibc's free of a chunk it mapped (any
+ *	over 128 KB) raises its mmap and trim thresholds for the whole
+ *	process, and a program whose heap grew and shrank through brk at
+ *	every step no longer did (text processing ran twice as fast under
+ *	the profiler as without it, its profile showing none of the kernel
+ *	time its real runs spend).
+ *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
  */
 
@@ -30,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,6 +139,16 @@ TpCachePath(
     return n > 0 && (size_t) n + 32 < size;
 }
 
+static void *
+MapAnon(
+    size_t len)
+{
+    void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    return p == MAP_FAILED ? NULL : p;
+}
+
 static int
 ReadAll(
     int fd,
@@ -179,54 +198,78 @@ WriteAll(
 /*
  *----------------------------------------------------------------------
  *
- * TpCacheRead --
+ * TpCacheRead, TpCacheRelease --
  *
  *	The body of the cache file at path, if its key is key and it is
- *	whole (size and checksum).
+ *	whole (size and checksum). TpCacheRelease gives the buffer back.
  *
  * Results:
- *	A malloc'd body (the caller frees it) and *lenPtr; NULL if there is
- *	no such file, or it fails a check.
+ *	1 with b->body and b->len set (b->body 8-byte aligned when key is a
+ *	multiple of 8 bytes long); 0 if there is no such file, or it fails
+ *	a check.
  *
  * Side effects:
- *	Reads the file.
+ *	Reads the file into a mapping of its own.
  *
  *----------------------------------------------------------------------
  */
 
-void *
+int
 TpCacheRead(
     const char *path,
     const void *key,
     size_t keyLen,
-    size_t *lenPtr)
+    TpCacheBlob *b)
 {
     CacheHead h;
     struct stat st;
     char *buf = NULL;
+    size_t size = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
 
+    memset(b, 0, sizeof(*b));
     if (fd < 0) {
-	return NULL;
+	return 0;
     }
     if (keyLen > TP_CACHE_MAXKEY || fstat(fd, &st) != 0
-	    || !S_ISREG(st.st_mode) || ReadAll(fd, &h, sizeof(h)) != 0
-	    || memcmp(h.magic, TP_CACHE_MAGIC, sizeof(h.magic)) != 0
+	    || !S_ISREG(st.st_mode) || (uint64_t) st.st_size < sizeof(h)
+	    || (uint64_t) st.st_size > sizeof(h) + keyLen + TP_CACHE_MAXBODY
+	    || (buf = MapAnon(size = (size_t) st.st_size)) == NULL
+	    || ReadAll(fd, buf, size) != 0) {
+	goto fail;
+    }
+    memcpy(&h, buf, sizeof(h));
+    if (memcmp(h.magic, TP_CACHE_MAGIC, sizeof(h.magic)) != 0
 	    || h.format != TP_CACHE_FORMAT || h.keyLen != keyLen
-	    || h.bodyLen > TP_CACHE_MAXBODY
-	    || (uint64_t) st.st_size != sizeof(h) + keyLen + h.bodyLen
-	    || (buf = malloc(keyLen + h.bodyLen + 1)) == NULL
-	    || ReadAll(fd, buf, keyLen + h.bodyLen) != 0
-	    || memcmp(buf, key, keyLen) != 0
-	    || TpHash64(TP_HASH_INIT, buf, keyLen + h.bodyLen) != h.checksum) {
-	free(buf);
-	close(fd);
-	return NULL;
+	    || h.bodyLen != size - sizeof(h) - keyLen
+	    || memcmp(buf + sizeof(h), key, keyLen) != 0
+	    || TpHash64(TP_HASH_INIT, buf + sizeof(h), keyLen + h.bodyLen)
+		!= h.checksum) {
+	goto fail;
     }
     close(fd);
-    memmove(buf, buf + keyLen, h.bodyLen);
-    *lenPtr = (size_t) h.bodyLen;
-    return buf;
+    b->map = buf;
+    b->mapLen = size;
+    b->body = buf + sizeof(h) + keyLen;
+    b->len = (size_t) h.bodyLen;
+    return 1;
+
+  fail:
+    if (buf != NULL) {
+	munmap(buf, size);
+    }
+    close(fd);
+    return 0;
+}
+
+void
+TpCacheRelease(
+    TpCacheBlob *b)
+{
+    if (b->map != NULL) {
+	munmap(b->map, b->mapLen);
+    }
+    memset(b, 0, sizeof(*b));
 }
 
 /*
@@ -258,7 +301,8 @@ TpCacheWrite(
     int nParts)
 {
     CacheHead h;
-    char tmp[PATH_MAX], *p;
+    char tmp[PATH_MAX], *p, *all;
+    size_t at, size;
     int i, fd, ok, n;
 
     memset(&h, 0, sizeof(h));
@@ -273,56 +317,53 @@ TpCacheWrite(
     }
 
     /*
-     * One hash over key and body, as the reader computes it: the parts
-     * are hashed through one contiguous copy.
+     * The file's bytes in one buffer: the checksum covers key and body
+     * as the reader sees them, contiguous.
      */
 
-    {
-	char *all = malloc(keyLen + h.bodyLen + 1);
-	size_t at = keyLen;
-
-	if (all == NULL) {
-	    return 0;
-	}
-	memcpy(all, key, keyLen);
-	for (i = 0; i < nParts; i++) {
-	    if (lens[i] > 0) {
-		memcpy(all + at, parts[i], lens[i]);
-	    }
-	    at += lens[i];
-	}
-	h.checksum = TpHash64(TP_HASH_INIT, all, at);
-	n = snprintf(tmp, sizeof(tmp), "%s", path);
-	if (n <= 0 || (size_t) n >= sizeof(tmp)) {
-	    free(all);
-	    return 0;
-	}
-
-	/* Each missing directory of the path, from the top. */
-	for (p = strchr(tmp + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
-	    *p = '\0';
-	    if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
-		free(all);
-		return 0;
-	    }
-	    *p = '/';
-	}
-	n = snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long) getpid());
-	if (n <= 0 || (size_t) n >= sizeof(tmp)) {
-	    free(all);
-	    return 0;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-	    free(all);
-	    return 0;
-	}
-	ok = WriteAll(fd, &h, sizeof(h)) == 0 && WriteAll(fd, all, at) == 0;
-	free(all);
-    }
-    if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
-	unlink(tmp);
+    size = sizeof(h) + keyLen + (size_t) h.bodyLen;
+    if ((all = MapAnon(size)) == NULL) {
 	return 0;
     }
-    return 1;
+    at = sizeof(h);
+    memcpy(all + at, key, keyLen);
+    at += keyLen;
+    for (i = 0; i < nParts; i++) {
+	if (lens[i] > 0) {
+	    memcpy(all + at, parts[i], lens[i]);
+	}
+	at += lens[i];
+    }
+    h.checksum = TpHash64(TP_HASH_INIT, all + sizeof(h), at - sizeof(h));
+    memcpy(all, &h, sizeof(h));
+    ok = 0;
+    n = snprintf(tmp, sizeof(tmp), "%s", path);
+    if (n <= 0 || (size_t) n >= sizeof(tmp)) {
+	goto done;
+    }
+
+    /* Each missing directory of the path, from the top. */
+    for (p = strchr(tmp + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+	*p = '\0';
+	if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
+	    goto done;
+	}
+	*p = '/';
+    }
+    n = snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long) getpid());
+    if (n <= 0 || (size_t) n >= sizeof(tmp)) {
+	goto done;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+	goto done;
+    }
+    ok = WriteAll(fd, all, size) == 0;
+    if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
+	unlink(tmp);
+	ok = 0;
+    }
+  done:
+    munmap(all, size);
+    return ok;
 }

@@ -1195,62 +1195,75 @@ CfiCacheRead(
     const CfiKey *k,
     const char *path)
 {
+    TpCacheBlob b;
     CfiBody h;
-    char *body;
-    size_t len, need, off;
-    uint32_t *starts = NULL, *block = NULL;
-    uint16_t *ruleOf = NULL;
-    TpCfiRule *rules = NULL;
+    size_t need, ruleOfBytes;
+    const uint32_t *cStarts, *cBlock;
+    const uint16_t *cRuleOf;
+    const TpCfiRule *cRules;
+    uint32_t *starts, *block;
+    uint16_t *ruleOf;
+    TpCfiRule *rules;
     uint32_t i;
     int result = -1;
 
-    body = TpCacheRead(path, k, sizeof(*k), &len);
-    if (body == NULL) {
+    if (!TpCacheRead(path, k, sizeof(*k), &b)) {
 	return -1;
     }
-    if (len < sizeof(h)) {
+    if (b.len < sizeof(h)) {
 	goto done;
     }
-    memcpy(&h, body, sizeof(h));
-    need = sizeof(h) + 4 * (size_t) h.nRows + ((2 * (size_t) h.nRows + 3)
-	    & ~(size_t) 3) + sizeof(TpCfiRule) * (size_t) h.nRules
-	    + 4 * (size_t) h.nBlocks;
+    memcpy(&h, b.body, sizeof(h));
+    ruleOfBytes = (2 * (size_t) h.nRows + 3) & ~(size_t) 3;
+    need = sizeof(h) + 4 * (size_t) h.nRows + ruleOfBytes
+	    + sizeof(TpCfiRule) * (size_t) h.nRules + 4 * (size_t) h.nBlocks;
     if (h.nRows < 2 || h.nRows > (1u << 26) || h.nRules == 0
 	    || h.nRules > TP_CFI_MAXRULES
 	    || h.nBlocks != ((m->hi - m->lo) >> TP_CFI_BLOCK_SHIFT) + 1
-	    || need != len) {
+	    || need != b.len) {
 	goto done;
+    }
+
+    /*
+     * Checked where they lie (the body is 8-byte aligned, each array
+     * 4-byte aligned after it), then copied.
+     */
+
+    cStarts = (const uint32_t *) (b.body + sizeof(h));
+    cRuleOf = (const uint16_t *) (cStarts + h.nRows);
+    cRules = (const TpCfiRule *) ((const char *) cRuleOf + ruleOfBytes);
+    cBlock = (const uint32_t *) (cRules + h.nRules);
+    for (i = 0; i < h.nRows; i++) {
+	if (cRuleOf[i] >= h.nRules
+		|| (i > 0 && cStarts[i] <= cStarts[i - 1])) {
+	    goto done;
+	}
+    }
+    for (i = 0; i < h.nRules; i++) {
+	if (cRules[i].kind > ROW_PLT11) {
+	    goto done;
+	}
+    }
+    for (i = 0; i < h.nBlocks; i++) {
+	if (cBlock[i] >= h.nRows) {
+	    goto done;
+	}
     }
     starts = malloc(4 * (size_t) h.nRows);
     ruleOf = malloc(2 * (size_t) h.nRows);
     rules = malloc(sizeof(TpCfiRule) * h.nRules);
     block = malloc(4 * (size_t) h.nBlocks);
     if (starts == NULL || ruleOf == NULL || rules == NULL || block == NULL) {
+	free(starts);
+	free(ruleOf);
+	free(rules);
+	free(block);
 	goto done;
     }
-    off = sizeof(h);
-    memcpy(starts, body + off, 4 * (size_t) h.nRows);
-    off += 4 * (size_t) h.nRows;
-    memcpy(ruleOf, body + off, 2 * (size_t) h.nRows);
-    off += (2 * (size_t) h.nRows + 3) & ~(size_t) 3;
-    memcpy(rules, body + off, sizeof(TpCfiRule) * h.nRules);
-    off += sizeof(TpCfiRule) * h.nRules;
-    memcpy(block, body + off, 4 * (size_t) h.nBlocks);
-    for (i = 0; i < h.nRows; i++) {
-	if (ruleOf[i] >= h.nRules || (i > 0 && starts[i] <= starts[i - 1])) {
-	    goto done;
-	}
-    }
-    for (i = 0; i < h.nRules; i++) {
-	if (rules[i].kind > ROW_PLT11) {
-	    goto done;
-	}
-    }
-    for (i = 0; i < h.nBlocks; i++) {
-	if (block[i] >= h.nRows) {
-	    goto done;
-	}
-    }
+    memcpy(starts, cStarts, 4 * (size_t) h.nRows);
+    memcpy(ruleOf, cRuleOf, 2 * (size_t) h.nRows);
+    memcpy(rules, cRules, sizeof(TpCfiRule) * h.nRules);
+    memcpy(block, cBlock, 4 * (size_t) h.nBlocks);
     m->starts = starts;
     m->ruleOf = ruleOf;
     m->rules = rules;
@@ -1258,17 +1271,10 @@ CfiCacheRead(
     m->nRules = h.nRules;
     m->block = block;
     m->nBlocks = h.nBlocks;
-    starts = block = NULL;
-    ruleOf = NULL;
-    rules = NULL;
     __atomic_add_fetch(&cfiCacheHits, 1, __ATOMIC_RELAXED);
     result = 0;
   done:
-    free(body);
-    free(starts);
-    free(ruleOf);
-    free(rules);
-    free(block);
+    TpCacheRelease(&b);
     return result;
 }
 

@@ -1434,56 +1434,59 @@ static TpSymtab *
 CacheRead(
     const CacheKey *k)
 {
+    TpCacheBlob b;
     CacheBody h;
+    const TpSym *cs;
+    const char *cn;
     TpSym *syms = NULL;
-    char *names = NULL, *body;
+    char *names = NULL;
     TpSymtab *t = NULL;
-    size_t len, symBytes;
+    size_t symBytes;
     uint64_t i;
 
-    body = TpCacheRead(k->path, &k->k, sizeof(k->k), &len);
-    if (body == NULL) {
+    if (!TpCacheRead(k->path, &k->k, sizeof(k->k), &b)) {
 	return NULL;
     }
-    if (len < sizeof(h)) {
+    if (b.len < sizeof(h)) {
 	goto done;
     }
-    memcpy(&h, body, sizeof(h));
+    memcpy(&h, b.body, sizeof(h));
     symBytes = (size_t) h.nSyms * sizeof(TpSym);
     if (h.nSyms == 0 || h.nSyms > TP_SYMCACHE_MAXSYMS || h.namesLen == 0
-	    || h.namesLen != len - sizeof(h) - symBytes
-	    || len < sizeof(h) + symBytes) {
+	    || b.len < sizeof(h) + symBytes
+	    || h.namesLen != b.len - sizeof(h) - symBytes) {
 	goto done;
     }
-    syms = malloc(symBytes);
-    names = malloc(h.namesLen);
-    if (syms == NULL || names == NULL) {
-	goto done;
-    }
-    memcpy(syms, body + sizeof(h), symBytes);
-    memcpy(names, body + sizeof(h) + symBytes, h.namesLen);
-    if (names[h.namesLen - 1] != '\0') {
+    cs = (const TpSym *) (b.body + sizeof(h));	/* 8-byte aligned. */
+    cn = b.body + sizeof(h) + symBytes;
+    if (cn[h.namesLen - 1] != '\0') {
 	goto done;
     }
     for (i = 0; i < h.nSyms; i++) {
-	if (syms[i].name >= h.namesLen || syms[i].size == 0
-		|| syms[i].size > SYM_SIZE_MASK
-		|| (i > 0 && syms[i].start <= syms[i - 1].start)) {
+	if (cs[i].name >= h.namesLen || cs[i].size == 0
+		|| cs[i].size > SYM_SIZE_MASK
+		|| (i > 0 && cs[i].start <= cs[i - 1].start)) {
 	    goto done;
 	}
     }
-    if ((t = malloc(sizeof(TpSymtab))) != NULL) {
-	t->syms = syms;
-	t->nSyms = (size_t) h.nSyms;
-	t->names = names;
-	syms = NULL;
-	names = NULL;
-	cacheStats.hits++;
+    syms = malloc(symBytes);
+    names = malloc(h.namesLen);
+    t = malloc(sizeof(TpSymtab));
+    if (syms == NULL || names == NULL || t == NULL) {
+	free(syms);
+	free(names);
+	free(t);
+	t = NULL;
+	goto done;
     }
+    memcpy(syms, cs, symBytes);
+    memcpy(names, cn, h.namesLen);
+    t->syms = syms;
+    t->nSyms = (size_t) h.nSyms;
+    t->names = names;
+    cacheStats.hits++;
   done:
-    free(body);
-    free(syms);
-    free(names);
+    TpCacheRelease(&b);
     return t;
 }
 

@@ -32,6 +32,9 @@
 #ifndef _WIN32		/* tphelper::fork, ::sigprof, ::maskedspin: Unix only. */
 #include <sys/wait.h>
 #endif
+#ifdef __GLIBC__
+#include <malloc.h>		/* tphelper::mmapped. */
+#endif
 
 #define NOINLINE	__attribute__((noinline, noclone))
 
@@ -919,6 +922,58 @@ MaskedSpinCmd(
 }
 #endif /* !_WIN32 */
 
+#ifdef __GLIBC__
+/*
+ *----------------------------------------------------------------------
+ *
+ * MmappedCmd --
+ *
+ *	tphelper::mmapped kb: 1 if glibc's malloc serves a block of kb KB
+ *	by a mapping of its own, 0 if from the heap. A block over the
+ *	default mmap threshold (128 KB) comes from the heap only once
+ *	something in the process freed a mapped block bigger than it: glibc
+ *	then raises its mmap and trim thresholds for the whole process.
+ *
+ * Results:
+ *	A standard Tcl result.
+ *
+ * Side effects:
+ *	Gives the heap's free top back first (malloc_trim), so that only
+ *	the threshold decides. Allocates and frees the block; freeing it,
+ *	if mapped, raises the thresholds to its size: probe once per
+ *	process.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+MmappedCmd(
+    ClientData cd,
+    Tcl_Interp *interp,
+    int objc,
+    Tcl_Obj *const objv[])
+{
+    int kb;
+    size_t before;
+    void *p;
+    int mapped;
+
+    (void) cd;
+    if (objc != 2 || Tcl_GetIntFromObj(interp, objv[1], &kb) != TCL_OK
+	    || kb <= 0 || kb > 1024) {
+	Tcl_WrongNumArgs(interp, 1, objv, "kb (1-1024)");
+	return TCL_ERROR;
+    }
+    malloc_trim(0);		/* Else the heap's free top may serve it. */
+    before = mallinfo2().hblks;
+    p = malloc((size_t) kb * 1024);
+    mapped = p != NULL && mallinfo2().hblks > before;
+    free(p);
+    Tcl_SetObjResult(interp, Tcl_NewBooleanObj(mapped));
+    return TCL_OK;
+}
+#endif
+
 /*
  *----------------------------------------------------------------------
  *
@@ -1134,6 +1189,9 @@ Tphelper_Init(
 	{"::tphelper::segv",	SegvCmd},
 #endif
 	{"::tphelper::direct",	DirectCmd},
+#ifdef __GLIBC__
+	{"::tphelper::mmapped",	MmappedCmd},
+#endif
 	{"::tphelper::cthreads",	CThreadsCmd},
 	{NULL, NULL}
     };

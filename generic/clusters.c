@@ -581,7 +581,7 @@ GraphCluster(
 	order[i].name = g->nodes[i].name;
 	g->nodes[i].cluster = -1;
     }
-    qsort(order, (size_t) n, sizeof(ClKey), CompareKeys);
+    TpSort(order, (size_t) n, sizeof(ClKey), CompareKeys);
 
     g->clusters = ClAlloc(NULL, sizeof(ClCluster) * (size_t) (n + 1));
     g->nClusters = 0;
@@ -625,7 +625,7 @@ GraphCluster(
 	    keys[j].samples = m->total;
 	    keys[j].name = m->name;
 	}
-	qsort(keys + 1, (size_t) (tail - 1), sizeof(ClKey), CompareKeys);
+	TpSort(keys + 1, (size_t) (tail - 1), sizeof(ClKey), CompareKeys);
 	for (j = 0; j < tail; j++) {
 	    c->members[j] = keys[j].node;
 	}
@@ -643,7 +643,7 @@ GraphCluster(
 	    g->clusters[b].external += e->weight;
 	}
     }
-    qsort(g->clusters, (size_t) g->nClusters, sizeof(ClCluster),
+    TpSort(g->clusters, (size_t) g->nClusters, sizeof(ClCluster),
 	    CompareClusters);
     for (i = 0; i < g->nClusters; i++) {
 	for (j = 0; j < g->clusters[i].size; j++) {

@@ -85,7 +85,7 @@ TpExFolded(
 	    h = Tcl_NextHashEntry(&search)) {
 	keys[n++] = Tcl_GetHashKey(&lines, h);
     }
-    qsort(keys, (size_t) n, sizeof(char *), CompareLines);
+    TpSort(keys, (size_t) n, sizeof(char *), CompareLines);
     for (i = 0; i < n; i++) {
 	h = Tcl_FindHashEntry(&lines, keys[i]);
 	Tcl_DStringAppend(out, keys[i], -1);

@@ -118,7 +118,7 @@ SortedChildren(
 	v[i++] = c;
     }
     sortTree = t;
-    qsort(v, (size_t) count, sizeof(TpNode *), CompareNodes);
+    TpSort(v, (size_t) count, sizeof(TpNode *), CompareNodes);
     *countPtr = count;
     return v;
 }
@@ -437,7 +437,7 @@ TpReportCalls(
 	order[i] = i;
     }
     sortProfile = p;
-    qsort(order, p->nCalls, sizeof(uint32_t), CompareCalls);
+    TpSort(order, p->nCalls, sizeof(uint32_t), CompareCalls);
     for (i = 0; i < p->nCalls; i++) {
 	const TpCalls *c = &p->calls[order[i]];
 

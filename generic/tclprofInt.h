@@ -1228,6 +1228,8 @@ MODULE_SCOPE int	TpSaveAtExit(Tcl_Interp *interp, Tcl_Obj *script);
  */
 
 MODULE_SCOPE uint64_t	TpNowNs(void);
+MODULE_SCOPE void	TpSort(void *base, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *));
 MODULE_SCOPE uint32_t	TpGetTid(void);
 MODULE_SCOPE void	TpSetError(Tcl_Interp *interp, const char *code1,
 			    const char *code2, const char *fmt, ...);

@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NODES_PER_CHUNK 4096
+#define NODES_PER_CHUNK 3072	/* A chunk under 128 KB: glibc maps bigger
+				 * blocks, and freeing one raises its
+				 * thresholds for the whole process. */
 
 typedef struct NodeChunk {
     struct NodeChunk *next;

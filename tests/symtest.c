@@ -27,6 +27,7 @@
 #endif
 #include "../unix/symbol.c"
 #include "../unix/cache.c"
+#include "../generic/sort.c"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <time.h>

@@ -136,8 +136,8 @@ typedef struct DynSym {
 } DynSym;
 
 typedef struct Target {
-    DynSym *byName, *byAddr;
-    size_t nDyn;
+    DynSym *byName, *byAddr;	/* TmpAlloc'd, as all of this. */
+    size_t nDyn, capDyn;
     struct {
 	uintptr_t vaddr;
 	uint64_t off;		/* Its bytes' offset in the file. */
@@ -186,31 +186,89 @@ static struct {
 } archiveReg = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0 };
 
 /*
- * Makes room for need elements in a malloc'ed array, doubling. Returns
- * the (possibly moved) array, or NULL if memory ran out: ptr and *cap are
- * then unchanged.
+ * Transient buffers (a table being built, the archive's pieces, the
+ * library's exports) are mapped and unmapped here, not malloc'd: glibc's
+ * free of a block it mapped (over 128 KB) raises its mmap and trim
+ * thresholds for the whole process (see cache.c), so a report in a
+ * running program would change how the program's own heap behaves from
+ * then on. The tables kept are malloc'd.
+ *
+ * TmpGrow makes room for need elements in such an array (NULL: none
+ * yet), doubling. Returns the (possibly moved) array, or NULL if memory
+ * ran out: ptr and *cap are then unchanged. TmpAlloc gives zeroed bytes
+ * (malloc'd when small); TmpFree, told the same size, gives them back
+ * (NULL is ignored).
  */
 
+#define TP_TMP_MAP	(64 * 1024)	/* Smaller: malloc'd (glibc maps none
+					 * below 128 KB). */
+
 static void *
-Grow(
+TmpAlloc(
+    size_t bytes)
+{
+    void *p;
+
+    if (bytes < TP_TMP_MAP) {
+	return calloc(1, bytes ? bytes : 1);
+    }
+    p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+TmpFree(
+    void *ptr,
+    size_t bytes)
+{
+    if (ptr == NULL) {
+	return;
+    }
+    if (bytes < TP_TMP_MAP) {
+	free(ptr);
+    } else {
+	munmap(ptr, bytes);
+    }
+}
+
+static void *
+TmpGrow(
     void *ptr,
     size_t *cap,
     size_t need,
     size_t elem)
 {
-    size_t n = *cap ? *cap : 64;
+    size_t n = *cap ? *cap : 64, old = *cap * elem;
+    void *p;
 
-    if (need <= *cap) {
+    if (need <= *cap && ptr != NULL) {
 	return ptr;
     }
     while (n < need) {
 	n *= 2;
     }
-    if (n > SIZE_MAX / elem || (ptr = realloc(ptr, n * elem)) == NULL) {
+    if (n > SIZE_MAX / elem) {
+	return NULL;
+    }
+    if (ptr == NULL) {
+	p = TmpAlloc(n * elem);
+    } else if (n * elem < TP_TMP_MAP) {
+	p = realloc(ptr, n * elem);
+    } else if (old < TP_TMP_MAP) {
+	if ((p = TmpAlloc(n * elem)) != NULL) {
+	    memcpy(p, ptr, old);
+	    free(ptr);
+	}
+    } else {
+	p = mremap(ptr, old, n * elem, MREMAP_MAYMOVE);
+	p = p == MAP_FAILED ? NULL : p;
+    }
+    if (p == NULL) {
 	return NULL;
     }
     *cap = n;
-    return ptr;
+    return p;
 }
 
 /*
@@ -248,11 +306,11 @@ AddSym(
 	return;
     }
     if (b->nameLen + len <= UINT32_MAX) {
-	s = Grow(b->t.syms, &b->capSyms, b->t.nSyms + 1, sizeof(TpSym));
+	s = TmpGrow(b->t.syms, &b->capSyms, b->t.nSyms + 1, sizeof(TpSym));
     }
     if (s != NULL) {
 	b->t.syms = s;
-	names = Grow(b->t.names, &b->capNames, b->nameLen + len, 1);
+	names = TmpGrow(b->t.names, &b->capNames, b->nameLen + len, 1);
     }
     if (names == NULL) {
 	b->failed = 1;
@@ -296,11 +354,12 @@ BuilderFinish(
     Builder *b)
 {
     TpSymtab *t = NULL;
+    TpSym *syms = NULL;
     size_t i, n = 0, used = 0;
     char *names = NULL;
 
     if (!b->failed && b->t.nSyms > 0) {
-	qsort(b->t.syms, b->t.nSyms, sizeof(TpSym), CompareSyms);
+	TpSort(b->t.syms, b->t.nSyms, sizeof(TpSym), CompareSyms);
 	for (i = 0; i < b->t.nSyms; i++) {
 	    if (n == 0 || b->t.syms[n - 1].start != b->t.syms[i].start) {
 		b->t.syms[n] = b->t.syms[i];
@@ -311,35 +370,32 @@ BuilderFinish(
 	    used += strlen(b->t.names + b->t.syms[i].name) + 1;
 	}
 	names = malloc(used);
-	t = names != NULL ? malloc(sizeof(TpSymtab)) : NULL;
+	syms = malloc(n * sizeof(TpSym));
+	t = malloc(sizeof(TpSymtab));
     }
-    if (t != NULL) {
-	TpSym *fit;
-
+    if (t != NULL && names != NULL && syms != NULL) {
 	used = 0;
 	for (i = 0; i < n; i++) {
 	    size_t len = strlen(b->t.names + b->t.syms[i].name) + 1;
 
 	    memcpy(names + used, b->t.names + b->t.syms[i].name, len);
-	    b->t.syms[i].name = (uint32_t) used;
+	    syms[i] = b->t.syms[i];
+	    syms[i].name = (uint32_t) used;
 	    used += len;
 	}
-	free(b->t.names);
-	b->t.names = names;
-	names = NULL;
-	fit = realloc(b->t.syms, n * sizeof(TpSym));
-	if (fit != NULL) {
-	    b->t.syms = fit;
-	}
+	t->syms = syms;
+	t->nSyms = n;
+	t->names = names;
+    } else {
+	free(t);
+	free(syms);
+	free(names);
+	t = NULL;
     }
-    free(names);
-    if (t == NULL) {
-	free(b->t.syms);
-	free(b->t.names);
-	return NULL;
-    }
-    *t = b->t;
-    t->nSyms = n;
+    TmpFree(b->t.syms, b->capSyms * sizeof(TpSym));
+    TmpFree(b->t.names, b->capNames);
+    b->t.syms = NULL;
+    b->t.names = NULL;
     return t;
 }
 
@@ -634,8 +690,9 @@ AddPltSyms(
 	    if (name == NULL || name[0] == '\0') {
 		continue;
 	    }
-	    if ((g = Grow(slots, &cap, nSlots + 1, sizeof(GotSlot))) == NULL) {
-		free(slots);
+	    if ((g = TmpGrow(slots, &cap, nSlots + 1, sizeof(GotSlot)))
+		    == NULL) {
+		TmpFree(slots, cap * sizeof(GotSlot));
 		return 0;
 	    }
 	    slots = g;
@@ -644,9 +701,10 @@ AddPltSyms(
 	}
     }
     if (nSlots == 0) {
+	TmpFree(slots, cap * sizeof(GotSlot));
 	return 0;
     }
-    qsort(slots, nSlots, sizeof(GotSlot), CompareSlots);
+    TpSort(slots, nSlots, sizeof(GotSlot), CompareSlots);
 
     /*
      * The entries that jump through one.
@@ -681,7 +739,7 @@ AddPltSyms(
 	    }
 	}
     }
-    free(slots);
+    TmpFree(slots, cap * sizeof(GotSlot));
     return n;
 #else
     (void) b;
@@ -833,7 +891,7 @@ TargetInit(
     Elf64_Phdr ph;
     Elf64_Sym sym;
     const char *name;
-    size_t i, j, cap = 0;
+    size_t i, j;
     DynSym *d;
 
     memset(t, 0, sizeof(Target));
@@ -856,8 +914,8 @@ TargetInit(
 	    if (!IsFunc(&sym) || name[0] == '\0') {
 		continue;
 	    }
-	    if ((d = Grow(t->byName, &cap, t->nDyn + 1, sizeof(DynSym)))
-		    == NULL) {
+	    if ((d = TmpGrow(t->byName, &t->capDyn, t->nDyn + 1,
+		    sizeof(DynSym))) == NULL) {
 		return -1;
 	    }
 	    t->byName = d;
@@ -867,13 +925,13 @@ TargetInit(
 	}
     }
     if (t->nSeg == 0 || t->nDyn == 0
-	    || (t->chunk = malloc(TP_CHUNK)) == NULL
-	    || (t->byAddr = malloc(t->nDyn * sizeof(DynSym))) == NULL) {
+	    || (t->chunk = TmpAlloc(TP_CHUNK)) == NULL
+	    || (t->byAddr = TmpAlloc(t->nDyn * sizeof(DynSym))) == NULL) {
 	return -1;
     }
     memcpy(t->byAddr, t->byName, t->nDyn * sizeof(DynSym));
-    qsort(t->byName, t->nDyn, sizeof(DynSym), CompareDynName);
-    qsort(t->byAddr, t->nDyn, sizeof(DynSym), CompareDynAddr);
+    TpSort(t->byName, t->nDyn, sizeof(DynSym), CompareDynName);
+    TpSort(t->byAddr, t->nDyn, sizeof(DynSym), CompareDynAddr);
     return 0;
 }
 
@@ -881,10 +939,14 @@ static void
 TargetFree(
     Target *t)
 {
-    free(t->byName);
-    free(t->byAddr);
-    free(t->buf);
-    free(t->chunk);
+    TmpFree(t->byName, t->capDyn * sizeof(DynSym));
+    if (t->byAddr != NULL) {
+	TmpFree(t->byAddr, t->nDyn * sizeof(DynSym));
+    }
+    TmpFree(t->buf, t->bufSize);
+    TmpFree(t->chunk, TP_CHUNK);
+    t->byName = t->byAddr = NULL;
+    t->buf = t->chunk = NULL;
     if (t->fd >= 0) {
 	close(t->fd);
     }
@@ -1004,9 +1066,9 @@ PieceMatches(
 	return 0;
     }
     if (t->bufSize < pc->size) {
-	free(t->buf);
+	TmpFree(t->buf, t->bufSize);
 	t->bufSize = 0;
-	if ((t->buf = malloc(pc->size)) == NULL) {
+	if ((t->buf = TmpAlloc(pc->size)) == NULL) {
 	    return 0;
 	}
 	t->bufSize = pc->size;
@@ -1199,7 +1261,7 @@ PlaceSection(
     pc.bytes = SecData(m, sh);
     pc.size = sh->sh_size;
     pc.align = sh->sh_addralign;
-    if (pc.bytes == NULL || (pc.mask = calloc(1, pc.size)) == NULL) {
+    if (pc.bytes == NULL || (pc.mask = TmpAlloc(pc.size)) == NULL) {
 	return;
     }
     MaskRelocs(m, sec, &pc);
@@ -1232,7 +1294,7 @@ PlaceSection(
 	    }
 	}
     }
-    free(pc.mask);
+    TmpFree(pc.mask, pc.size);
 }
 
 /*
@@ -1574,8 +1636,8 @@ LoadSymtab(
     }
     Unmap(&m);
     if (cached != NULL) {
-	free(b.t.syms);
-	free(b.t.names);
+	TmpFree(b.t.syms, b.capSyms * sizeof(TpSym));
+	TmpFree(b.t.names, b.capNames);
 	free(archive);
 	return cached;
     }

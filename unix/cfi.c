@@ -1146,8 +1146,6 @@ typedef struct CfiBody {	/* Then starts, ruleOf (padded to 4 bytes),
     uint32_t nRows, nRules, nBlocks, pad;
 } CfiBody;
 
-static unsigned long cfiCacheHits, cfiCacheWrites;
-
 /*
  * Module m's key and cache file (from: where the hashed bytes begin, the
  * lower of .eh_frame_hdr and .eh_frame): 1, or 0 if there is no cache.
@@ -1271,7 +1269,6 @@ CfiCacheRead(
     m->nRules = h.nRules;
     m->block = block;
     m->nBlocks = h.nBlocks;
-    __atomic_add_fetch(&cfiCacheHits, 1, __ATOMIC_RELAXED);
     result = 0;
   done:
     TpCacheRelease(&b);
@@ -1313,9 +1310,7 @@ CfiCacheWrite(
     lens[4] = sizeof(TpCfiRule) * m->nRules;
     parts[5] = m->block;
     lens[5] = 4 * (size_t) m->nBlocks;
-    if (TpCacheWrite(path, k, sizeof(*k), parts, lens, 6)) {
-	__atomic_add_fetch(&cfiCacheWrites, 1, __ATOMIC_RELAXED);
-    }
+    (void) TpCacheWrite(path, k, sizeof(*k), parts, lens, 6);
 }
 
 /*

@@ -14,7 +14,8 @@
  *	matches; the maker then checks the body's shape as well. Files are
  *	written under a temporary name and renamed, so a reader never sees
  *	half a file. A cache that cannot be read or written costs only the
- *	work it would have saved; its files may be deleted at any time.
+ *	work it would have saved; its files may be deleted at any time, and
+ *	a write prunes the directory to a bound (CachePrune).
  *
  *	The directory is $TCLPROF_CACHE (an absolute path; empty or relative
  *	turns the cache off), else $XDG_CACHE_HOME/tclprof, else
@@ -41,11 +42,29 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <time.h>
 
 #define TP_CACHE_MAGIC	"TPCACHE\n"
 #define TP_CACHE_FORMAT	1	/* The header's layout. */
 #define TP_CACHE_MAXKEY	4096
 #define TP_CACHE_MAXBODY (256u << 20)
+#define TP_CACHE_MAXBYTES (64u << 20)	/* A write prunes the directory */
+#define TP_CACHE_MAXFILES 128		/* to 3/4 of these, least recently
+					 * used first. */
+#define TP_CACHE_STALE_TMP 3600		/* Seconds after which a temporary
+					 * file is a dead writer's. */
+#define TP_CACHE_TOUCH	86400		/* A file read this many seconds
+					 * after it was last marked used is
+					 * marked again (its mtime). */
+
+typedef struct CacheEntry {	/* CachePrune: one file of ours. */
+    char name[NAME_MAX + 1];
+    uint64_t size;
+    int64_t mtime;
+} CacheEntry;
+
+static void	CachePrune(const char *path);
 
 typedef struct CacheHead {	/* 32 bytes, no padding. */
     char magic[8];
@@ -247,6 +266,15 @@ TpCacheRead(
 		!= h.checksum) {
 	goto fail;
     }
+
+    /*
+     * Used: its mtime says so to the pruning of a later write (at most
+     * once a day: a read costs no write).
+     */
+
+    if ((int64_t) time(NULL) - (int64_t) st.st_mtime > TP_CACHE_TOUCH) {
+	(void) futimens(fd, NULL);
+    }
     close(fd);
     b->map = buf;
     b->mapLen = size;
@@ -365,5 +393,215 @@ TpCacheWrite(
     }
   done:
     munmap(all, size);
+    if (ok) {
+	CachePrune(path);
+    }
     return ok;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * OurName --
+ *
+ *	Whether a file name is one the cache writes: cfi-*.rows or
+ *	*-*.syms (kind 1), or the temporary name of one, *.rows.PID.tmp or
+ *	*.syms.PID.tmp (kind 2).
+ *
+ * Results:
+ *	0, 1 or 2.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+OurName(
+    const char *name)
+{
+    size_t n = strlen(name), i;
+
+    if (n > 4 && strcmp(name + n - 4, ".tmp") == 0) {
+	i = n - 4;
+	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') {
+	    i--;
+	}
+	if (i == n - 4 || i < 6 || name[i - 1] != '.') {
+	    return 0;
+	}
+	return (strncmp(name + i - 6, ".rows", 5) == 0
+		|| strncmp(name + i - 6, ".syms", 5) == 0) ? 2 : 0;
+    }
+    if (n > 9 && strncmp(name, "cfi-", 4) == 0
+	    && strcmp(name + n - 5, ".rows") == 0) {
+	return 1;
+    }
+    if (n > 6 && strcmp(name + n - 5, ".syms") == 0
+	    && strchr(name, '-') != NULL) {
+	return 1;
+    }
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * HasMagic --
+ *
+ *	Whether the file name in directory dfd begins as a cache file does.
+ *
+ * Results:
+ *	1 or 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+HasMagic(
+    int dfd,
+    const char *name)
+{
+    char magic[sizeof(TP_CACHE_MAGIC) - 1];
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int ok;
+
+    if (fd < 0) {
+	return 0;
+    }
+    ok = ReadAll(fd, magic, sizeof(magic)) == 0
+	    && memcmp(magic, TP_CACHE_MAGIC, sizeof(magic)) == 0;
+    close(fd);
+    return ok;
+}
+
+static int
+CompareAge(
+    const void *a,
+    const void *b)
+{
+    const CacheEntry *x = a, *y = b;
+
+    return x->mtime < y->mtime ? -1 : x->mtime > y->mtime ? 1
+	    : strcmp(x->name, y->name);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CachePrune --
+ *
+ *	After a write of the file at path: keeps its directory's cache
+ *	files under TP_CACHE_MAXBYTES and TP_CACHE_MAXFILES. Over either,
+ *	the least recently used (oldest mtime: a read marks a file used)
+ *	are deleted until both are at 3/4 of their bound; the file just
+ *	written is kept. Temporary files of writers that died are deleted
+ *	after TP_CACHE_STALE_TMP. Only files with the cache's names and
+ *	its header are touched: the directory may be shared.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Deletes files.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+CachePrune(
+    const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *self;
+    CacheEntry *e = NULL;
+    size_t n = 0, cap = 0, i, mapLen = 0;
+    uint64_t total = 0;
+    int64_t now = (int64_t) time(NULL);
+    struct dirent *d;
+    struct stat st;
+    DIR *dp;
+    int dfd, pass;
+
+    if (slash == NULL || (size_t) (slash - path) >= sizeof(dir)) {
+	return;
+    }
+    memcpy(dir, path, (size_t) (slash - path));
+    dir[slash - path] = '\0';
+    self = slash + 1;
+    if ((dp = opendir(dir[0] ? dir : "/")) == NULL) {
+	return;
+    }
+    dfd = dirfd(dp);
+
+    /*
+     * Two passes: count, then list into a mapping of that size (not the
+     * heap: see the top of the file). Files made between the passes wait
+     * for the next write.
+     */
+
+    for (pass = 0; pass < 2; pass++) {
+	rewinddir(dp);
+	while ((d = readdir(dp)) != NULL) {
+	    int kind = OurName(d->d_name);
+
+	    if (kind == 0 || fstatat(dfd, d->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+		continue;
+	    }
+	    if (kind == 2) {
+		if (pass == 0 && now - (int64_t) st.st_mtime
+			> TP_CACHE_STALE_TMP && HasMagic(dfd, d->d_name)) {
+		    (void) unlinkat(dfd, d->d_name, 0);
+		}
+		continue;
+	    }
+	    if (pass == 0) {
+		cap++;
+		continue;
+	    }
+	    if (n == cap || strlen(d->d_name) > NAME_MAX) {
+		continue;
+	    }
+	    strcpy(e[n].name, d->d_name);
+	    e[n].size = (uint64_t) st.st_size;
+	    e[n].mtime = (int64_t) st.st_mtime;
+	    total += e[n].size;
+	    n++;
+	}
+	if (pass == 0) {
+	    if (cap == 0) {
+		break;
+	    }
+	    mapLen = cap * sizeof(CacheEntry);
+	    if ((e = MapAnon(mapLen)) == NULL) {
+		break;
+	    }
+	}
+    }
+    if (e != NULL && (total > TP_CACHE_MAXBYTES || n > TP_CACHE_MAXFILES)) {
+	size_t left = n;
+
+	TpSort(e, n, sizeof(CacheEntry), CompareAge);
+	for (i = 0; i < n && (total > TP_CACHE_MAXBYTES / 4 * 3
+		|| left > TP_CACHE_MAXFILES / 4 * 3); i++) {
+	    if (strcmp(e[i].name, self) == 0) {
+		continue;
+	    }
+	    if (!HasMagic(dfd, e[i].name)
+		    || unlinkat(dfd, e[i].name, 0) == 0) {
+		/* Deleted, or not the cache's: not counted. */
+		total -= e[i].size;
+		left--;
+	    }
+	}
+    }
+    if (e != NULL) {
+	munmap(e, mapLen);
+    }
+    closedir(dp);
 }

@@ -350,6 +350,7 @@ SendDumpCmd(
  *	                       ?-mode frames|trace|none? ?-duration s?
  *	                       ?-progress bool? ?-keep s?
  *	                       ?-dumpsignal USR1|USR2? ?-dumpfile path?
+ *	                       ?-oncpu tick|sampler?
  *	        [0]      [1]   [2]        [3] ...
  *
  * Results:
@@ -370,12 +371,13 @@ StartCmd(
 {
     static const char *const options[] = {
 	"-buffer", "-clock", "-dumpfile", "-dumpsignal", "-duration",
-	"-instances", "-interval", "-keep", "-maxdepth", "-mode", "-progress",
-	"-threads", "-timeline", "-unwind", NULL
+	"-instances", "-interval", "-keep", "-maxdepth", "-mode", "-oncpu",
+	"-progress", "-threads", "-timeline", "-unwind", NULL
     };
     enum { OPT_BUFFER, OPT_CLOCK, OPT_DUMPFILE, OPT_DUMPSIGNAL, OPT_DURATION,
 	OPT_INSTANCES, OPT_INTERVAL, OPT_KEEP, OPT_MAXDEPTH, OPT_MODE,
-	OPT_PROGRESS, OPT_THREADS, OPT_TIMELINE, OPT_UNWIND };
+	OPT_ONCPU, OPT_PROGRESS, OPT_THREADS, OPT_TIMELINE, OPT_UNWIND };
+    static const char *const oncpus[] = {"sampler", "tick", NULL};
     static const char *const threadSets[] = {"all", "current", NULL};
     Tcl_DString native;
     static const char *const unwinders[] = {
@@ -498,6 +500,13 @@ StartCmd(
 	    }
 	    o.mode = (TpMode) value;
 	    o.modeGiven = 1;
+	    break;
+	case OPT_ONCPU:
+	    if (GetIndex(interp, objv[i + 1], oncpus, "-oncpu value",
+		    "VALUE", "ONCPU", &value) != TCL_OK) {
+		return TCL_ERROR;
+	    }
+	    o.oncpuTick = value;
 	    break;
 	case OPT_THREADS:
 	    if (GetIndex(interp, objv[i + 1], threadSets, "thread set",

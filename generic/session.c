@@ -145,6 +145,7 @@ TpOptionsDefault(
     o->dumpSignal = 0;
     o->dumpFile[0] = '\0';
     o->allThreads = 1;
+    o->oncpuTick = 1;
 }
 
 /*
@@ -507,6 +508,7 @@ TpSessionStart(
 	}
 	goto errorRing;
     }
+    s->opts.oncpuTick = TpSamplerOncpuTick(s->sampler);
     s->running = 1;
     tpProcess.active = s;
     pthread_mutex_unlock(&tpProcess.lock);
@@ -1361,6 +1363,8 @@ TpSessionStatus(
     PUT("modeReason", Tcl_NewStringObj(s->modeReason, -1));
     PUT("intervalUs", Tcl_NewIntObj(s->opts.intervalUs));
     PUT("clock", Tcl_NewStringObj(clockNames[s->opts.clock], -1));
+    PUT("oncpu", Tcl_NewStringObj(s->opts.oncpuTick ? "tick" : "sampler",
+	    -1));
     PUT("maxDepth", Tcl_NewIntObj(s->opts.maxDepth));
     PUT("buffer", Tcl_NewIntObj(s->opts.bufferBytes));
     PUT("ringBytes", Tcl_NewWideIntObj((Tcl_WideInt) ringBytes));

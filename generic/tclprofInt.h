@@ -284,6 +284,10 @@ typedef struct TpRing {
 				 * overruns). */
     uint64_t faults;		/* Handler: samples given up because a read
 				 * faulted (their ticks are missed). */
+    uint64_t timerTicks;	/* Handler: ticks its CPU-clock timer's
+				 * signals carried (atomic): at stop, the
+				 * periods of CPU time that expired and
+				 * were never delivered are missed. */
 } TpRing;
 
 MODULE_SCOPE int	TpRingInit(TpRing *ring, size_t nBytes, uint32_t maxDepth);
@@ -887,6 +891,11 @@ typedef struct TpOptions {
     int timelineBytes;		/* -timeline: bytes of the profile's
 				 * time-ordered log. */
     int instances;		/* -instances: TpProfile.instances. */
+    int oncpuTick;		/* -oncpu tick (1, the default): with the
+				 * wall clock, running time is sampled at
+				 * the kernel's tick by a CPU-clock timer;
+				 * sampler (0): by the sampler thread's
+				 * signal at every interval. */
 } TpOptions;
 
 typedef struct TpSession TpSession;
@@ -1000,6 +1009,7 @@ typedef struct TpSampler TpSampler;
 MODULE_SCOPE TpSampler *TpSamplerStart(TpSession *s, TpRing *ring, pthread_t target, uint32_t tid,
 			    const TpOptions *o, Tcl_Obj **errPtr);
 MODULE_SCOPE void	TpSamplerStop(TpSampler *sp);
+MODULE_SCOPE int	TpSamplerOncpuTick(const TpSampler *sp);
 MODULE_SCOPE void	TpSamplerPause(int pause);
 
 /*

@@ -17,6 +17,7 @@
 #	are noisy; read ratios, not times.
 #
 #	Usage: tclsh bench.tcl ?-rounds n? ?-modes {frames trace}?
+#		(a mode may say how running time is sampled: frames:sampler)
 #		?-programs {recursion ...}? ?-interval us? ?-scale factor?
 #
 # Copyright (c) 2026 The tclprof authors. See the file LICENSE.
@@ -54,8 +55,11 @@ proc run {prog mode} {
     if {$mode eq "bare"} {
 	set cmd [list $tclsh $wrap $script $scale]
     } else {
+	# A mode may name how running time is sampled: frames:sampler.
+	lassign [split $mode :] mode oncpu
+	set extra [expr {$oncpu eq "" ? {} : [list --oncpu $oncpu]}]
 	set cmd [list $tclsh [file join $top bin tclprof] record -mode $mode \
-		-interval $opt(-interval) -f pprof \
+		{*}$extra -interval $opt(-interval) -f pprof \
 		-o [file join $tmp $prog.$mode.pb.gz] -- $wrap $script $scale]
     }
     set rss [file join $tmp rss]

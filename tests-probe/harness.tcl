@@ -4,7 +4,7 @@
 #	stacks of every sample that reaches a scenario's marker frame
 #	against the true call path.
 #
-#	tclsh8.6 harness.tcl mode interval ?scenario-glob? ?scale?
+#	tclsh8.6 harness.tcl mode interval ?scenario-glob? ?scale? ?oncpu?
 #
 #	A scenario is {name setup work expected}. expected is a list of
 #	string-match patterns, root side first, starting at an anchor (a
@@ -23,7 +23,10 @@ set dir [file dirname [file normalize [info script]]]
 load [expr {[info exists env(PEXT_LIB)] ? $env(PEXT_LIB)
 	: [file join $dir libpext.so]}] Pext
 
-lassign $argv mode interval filter scale
+lassign $argv mode interval filter scale oncpu
+if {$oncpu eq ""} {
+    set oncpu tick
+}
 if {$filter eq ""} { set filter * }
 if {$scale eq ""} { set scale 1.0 }
 
@@ -152,15 +155,18 @@ proc ::check {name expected} {
 }
 
 proc ::scenario {name setup work args} {
-    global mode interval filter
+    global mode interval filter oncpu
     if {![string match $filter $name]} return
     uplevel #0 $setup
     profiler reset
     # Every name kept apart: the expected paths name each coroutine of
     # corochain's hundred (by default they would be counted as one).
-    profiler start -mode $mode -interval $interval -instances 0
+    profiler start -mode $mode -interval $interval -instances 0 \
+	    -oncpu $oncpu
     set code [catch {uplevel #0 $work} msg]
     profiler stop
+    # What ran, not what was asked (Windows has no tick mode).
+    set ::oncpuUsed [dict get [profiler status] oncpu]
     if {$code == 1} {
 	puts "ERR  $name $mode $interval: $msg"
 	incr ::failures
@@ -196,8 +202,9 @@ if {$tcl_platform(platform) eq "windows"} {
 } else {
     source [file join $dir real.tcl]
 }
-puts [format "TOTAL %-6s %5d us: %d samples checked, %d wrong (%.3f%%), %d scenarios failed%s" \
-    $mode $interval $::nMarked $::nWrong \
+puts [format "TOTAL %-6s %5d us %-7s: %d samples checked, %d wrong (%.3f%%), %d scenarios failed%s" \
+    $mode $interval [expr {[info exists ::oncpuUsed] ? $::oncpuUsed : $oncpu}] \
+    $::nMarked $::nWrong \
     [expr {$::nMarked ? 100.0 * $::nWrong / $::nMarked : 0}] $::failures \
     [expr {$::flaggedOk ? ", $::nFlagged flagged \[merge-mismatch\]" : ""}]]
 exit [expr {$::failures > 0}]

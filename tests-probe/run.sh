@@ -26,11 +26,16 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
 for mode in frames trace; do
-    for interval in 1000 200; do
+    # The default (-oncpu tick: running time sampled at the kernel's tick)
+    # at 1 kHz, and every interval signalled by the sampler thread at
+    # 5 kHz, the rate that puts the most samples in transitions.
+    for spec in 1000:tick 200:sampler; do
+	interval=${spec%%:*}
+	oncpu=${spec##*:}
 	# No pipe: the exit status of each run must be seen (a crash is a
 	# failure, not a shorter listing).
 	rc=0
-	TCLLIBPATH="${PROBE_BUILDDIR:-$top} ${PROBE_LIBPATH:-}" "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale \
+	TCLLIBPATH="${PROBE_BUILDDIR:-$top} ${PROBE_LIBPATH:-}" "$tclsh" "$here/harness.tcl" $mode $interval "$glob" $scale $oncpu \
 	    >"$out" 2>&1 || rc=$?
 	if [ -n "$PROBE_ALL" ]; then
 	    cat "$out"
@@ -38,14 +43,14 @@ for mode in frames trace; do
 	    awk '/^(PASS)/{p=0} /^(FAIL|FEW|ERR)/{p=1} /^TOTAL/{p=0; print} p' "$out"
 	fi
 	if [ $rc -ne 0 ]; then
-	    [ $rc -gt 1 ] && echo "CRASH harness $mode $interval: exit status $rc"
+	    [ $rc -gt 1 ] && echo "CRASH harness $mode $interval $oncpu: exit status $rc"
 	    tail -n 5 "$out"	# An error of the harness itself shows too.
 	    status=1
 	fi
 	rc=0
-	TCLLIBPATH="${PROBE_BUILDDIR:-$top} ${PROBE_LIBPATH:-}" "$tclsh" "$here/window.tcl" $mode $interval || rc=$?
+	TCLLIBPATH="${PROBE_BUILDDIR:-$top} ${PROBE_LIBPATH:-}" "$tclsh" "$here/window.tcl" $mode $interval $oncpu || rc=$?
 	if [ $rc -ne 0 ]; then
-	    [ $rc -gt 1 ] && echo "CRASH window $mode $interval: exit status $rc"
+	    [ $rc -gt 1 ] && echo "CRASH window $mode $interval $oncpu: exit status $rc"
 	    status=1
 	fi
     done

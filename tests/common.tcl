@@ -474,6 +474,17 @@ proc tpSamplePaths {roots {path {}}} {
     return $out
 }
 
+# tpCpus --
+#
+#	The number of CPUs online (1 if it cannot be known).
+
+proc tpCpus {} {
+    if {[catch {exec getconf _NPROCESSORS_ONLN} n] || ![string is integer -strict $n] || $n < 1} {
+	return 1
+    }
+    return $n
+}
+
 # tpWithin --
 #
 #	1 if value lies in [lo, hi]; else "value not in [lo, hi]", so a

@@ -19,6 +19,22 @@
  *	kernel timer would know, but costs each signal twice as much here:
  *	the timer is re-armed on the sampled thread's CPU.)
  *
+ *	Wall clock, -oncpu tick (the default): the thread's running time is
+ *	sampled by a timer on its CPU clock (as with -clock cpu), and only
+ *	its time off the CPU by the sampler thread. The kernel checks a
+ *	CPU-clock timer at its scheduler tick, on the thread's own CPU,
+ *	which the tick interrupts anyway: the signal costs no interrupt of
+ *	its own. A pthread_kill to a thread running on another CPU does
+ *	(an inter-processor interrupt), and on a virtual machine that
+ *	interrupt, not the handler, was most of a sample's cost (README,
+ *	Overhead). The price is resolution: at most one sample per tick
+ *	(HZ: 250 or 1000 on Linux), each weighing the intervals it stands
+ *	for, as the timer's overruns say. At each deadline the sampler
+ *	thread reads the thread's CPU clock; the wall time it did not run
+ *	adds to a debt, and each whole interval of debt is sent as a
+ *	wall-clock signal (pending), preferably while the thread is not
+ *	running (/proc says), so that its sample shows where it waits.
+ *
  *	CPU clock: a POSIX timer on the sampled thread's CPU clock, delivered
  *	to that thread (SIGEV_THREAD_ID). Only the thread's running time is
  *	sampled.
@@ -28,7 +44,8 @@
  *	threads made after start are found within that), gives each a ring
  *	of its own through the session, and sends each its SIGPROF with
  *	tgkill at every tick (-clock cpu: a timer on that thread's CPU
- *	clock, delivered to it). A thread that has exited (ESRCH, or gone
+ *	clock, delivered to it; -oncpu tick: that timer for its running
+ *	time, tgkill for its time off the CPU). A thread that has exited (ESRCH, or gone
  *	from /proc) is no longer signalled; its samples stay. Such a thread's stack range is not
  *	known to anyone: its first signal records an address on it, and the
  *	sampler thread looks that address up in /proc/self/maps.
@@ -56,11 +73,41 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <fcntl.h>
 
 #define TP_DRAIN_NS	(5 * 1000 * 1000)	/* Drain period. */
+#define TP_OFFCPU_WAIT	8			/* -oncpu tick: intervals
+						 * of debt (and at most two
+						 * looks' worth) that wait
+						 * for the thread to stop
+						 * running. */
+#define TP_MAX_LOOK_NS	(10 * 1000 * 1000)	/* -oncpu tick: the longest
+						 * time between looks at the
+						 * threads' CPU clocks. */
+#define TP_STOP_NS	(10 * 1000 * 1000)	/* The longest the sampler
+						 * thread sleeps before it
+						 * looks for a stop. */
 #define TP_SCAN_NS	(10 * 1000 * 1000)	/* -threads all: how often
 						 * new threads are looked
 						 * for. */
+
+/*
+ * -oncpu tick: what the sampler thread knows of a thread's time off the
+ * CPU (OffCpu).
+ */
+
+typedef struct OffCpuState {
+    clockid_t clock;		/* The thread's CPU clock. */
+    uint32_t tid;
+    int live;			/* The clock was read: the rest is valid. */
+    uint64_t lastWallNs;	/* Wall time and the thread's CPU time at */
+    uint64_t lastCpuNs;		/* the last look. */
+    uint64_t offNs;		/* Its time off the CPU not yet sent. */
+    uint64_t delayNs;		/* The part of offNs it spent ready to run
+				 * but held off its CPU (at most offNs). */
+    uint64_t lastDelayNs;	/* Its run_delay at the last reading. */
+    int delayOk;		/* run_delay can be read. */
+} OffCpuState;
 
 struct TpSampler {
     pthread_t thread;		/* The sampler thread. */
@@ -76,6 +123,18 @@ struct TpSampler {
     TpClock clock;
     timer_t timer;		/* CPU clock timer, if haveTimer. */
     int haveTimer;
+    int tick;			/* Wall clock with -oncpu tick: timers
+				 * sample running time, the thread only
+				 * time off the CPU. */
+    OffCpuState off;		/* tick: the target thread's. */
+    uint64_t lookNs;		/* tick: how often the sampler thread looks
+				 * at the threads' CPU clocks: the kernel's
+				 * tick, at least the period (a whole number
+				 * of periods). */
+    clockid_t timerClock;	/* The target's CPU clock and its reading */
+    uint64_t timerCpuNs;	/* when the timer was armed, if haveTimer
+				 * and timerClockOk. */
+    int timerClockOk;
     int stop;			/* Set by TpSamplerStop (atomic). */
     uint64_t durationNs;	/* -duration, 0 if none. */
     int progress;		/* Progress line wanted and stderr a tty. */
@@ -91,6 +150,7 @@ struct TpSampler {
     timer_t timers[TP_MAX_THREADS];	/* -clock cpu: each one's CPU clock
 				 * timer, if haveTimers[i]. */
     char haveTimers[TP_MAX_THREADS];
+    OffCpuState offs[TP_MAX_THREADS];	/* tick: each one's. */
 };
 
 /*
@@ -108,10 +168,27 @@ static void ScanThreads(TpSampler *sp);
 static void FindStacks(TpSampler *sp);
 static void SignalThreads(TpSampler *sp, uint64_t ticks);
 static void ThreadTimer(TpSampler *sp, int i);
+
+/*
+ * The CPU clock of thread tid of this process (as the kernel encodes it:
+ * CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD), which pthread_getcpuclockid gives
+ * only for threads made by pthreads.
+ */
+
+#define ThreadClock(tid) ((clockid_t) ((~(unsigned) (tid)) << 3) | 6)
+
 static void ForkPrepare(void);
 static void ForkParent(void);
 static void ForkChild(void);
 static void RegisterAtFork(void);
+static int CpuTimer(TpSampler *sp, uint32_t tid, Tcl_Obj **errPtr);
+static int ReadClock(clockid_t clock, uint64_t *nsPtr);
+static int OffCpuInit(OffCpuState *st, clockid_t clock, uint32_t tid);
+static uint64_t OffCpu(TpSampler *sp, OffCpuState *st, uint64_t now);
+static int ThreadRunning(uint32_t tid);
+static int ThreadDelay(uint32_t tid, uint64_t *nsPtr);
+static ssize_t ReadTaskFile(uint32_t tid, const char *name, char *buf,
+		    size_t size);
 
 /*
  *----------------------------------------------------------------------
@@ -160,26 +237,41 @@ TpSamplerStart(
     sp->progress = o->progress && isatty(2);
     sp->allThreads = o->allThreads;
 
-    if (o->clock == TP_CLOCK_CPU) {
-	struct sigevent sev;
-	struct itimerspec its;
+    if (o->clock == TP_CLOCK_CPU && !CpuTimer(sp, tid, errPtr)) {
+	free(sp);
+	return NULL;
+    }
+    if (o->clock == TP_CLOCK_WALL && o->oncpuTick) {
+	clockid_t clock;
 
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev._sigev_un._tid = (pid_t) tid;
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &sp->timer) != 0) {
-	    *errPtr = Tcl_ObjPrintf("cannot create the CPU clock timer: %s",
-		    strerror(errno));
-	    free(sp);
-	    return NULL;
+	/*
+	 * Without a CPU clock to read or a timer on it, the sampler thread
+	 * signals at every deadline (status says -oncpu sampler).
+	 */
+
+	if (pthread_getcpuclockid(target, &clock) == 0
+		&& OffCpuInit(&sp->off, clock, tid) && CpuTimer(sp, tid, NULL)) {
+	    struct timespec res;
+	    uint64_t tickNs = 0;
+
+	    /*
+	     * The time off the CPU is looked at as often as the kernel's
+	     * tick samples the running time (a coarse clock's resolution is
+	     * the tick): more looks would wake this thread, and signal a
+	     * waiting one, more often for the same weight.
+	     */
+
+	    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0) {
+		tickNs = (uint64_t) res.tv_sec * 1000000000u
+			+ (uint64_t) res.tv_nsec;
+	    }
+	    if (tickNs > TP_MAX_LOOK_NS) {
+		tickNs = TP_MAX_LOOK_NS;
+	    }
+	    sp->lookNs = sp->periodNs * (tickNs > sp->periodNs
+		    ? tickNs / sp->periodNs : 1);
+	    sp->tick = 1;
 	}
-	sp->haveTimer = 1;
-	memset(&its, 0, sizeof(its));
-	its.it_interval.tv_sec = (time_t) (sp->periodNs / 1000000000u);
-	its.it_interval.tv_nsec = (long) (sp->periodNs % 1000000000u);
-	its.it_value = its.it_interval;
-	timer_settime(sp->timer, 0, &its, NULL);
     }
 
     /*
@@ -207,6 +299,353 @@ TpSamplerStart(
 /*
  *----------------------------------------------------------------------
  *
+ * TpSamplerOncpuTick --
+ *
+ *	Whether the sampled thread's running time is sampled at the
+ *	kernel's tick: -clock cpu, or -oncpu tick in effect (its timer
+ *	could be made).
+ *
+ * Results:
+ *	1 or 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+int
+TpSamplerOncpuTick(
+    const TpSampler *sp)
+{
+    return sp != NULL && (sp->tick || sp->clock == TP_CLOCK_CPU);
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * CpuTimer --
+ *
+ *	Arms a timer on the calling thread's CPU clock that sends SIGPROF
+ *	to that thread (tid) every period of its running time. The kernel
+ *	checks it at its scheduler tick: a period shorter than the tick
+ *	gives one signal per tick, whose overrun counts the periods it
+ *	stands for (TickWeight).
+ *
+ * Results:
+ *	1 if armed; 0 with a message in *errPtr (if errPtr is not NULL).
+ *
+ * Side effects:
+ *	Creates sp->timer.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+CpuTimer(
+    TpSampler *sp,
+    uint32_t tid,
+    Tcl_Obj **errPtr)
+{
+    struct sigevent sev;
+    struct itimerspec its;
+
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = (pid_t) tid;
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &sp->timer) != 0) {
+	if (errPtr != NULL) {
+	    *errPtr = Tcl_ObjPrintf("cannot create the CPU clock timer: %s",
+		    strerror(errno));
+	}
+	return 0;
+    }
+    sp->haveTimer = 1;
+    sp->timerClockOk = ReadClock(CLOCK_THREAD_CPUTIME_ID, &sp->timerCpuNs)
+	    && pthread_getcpuclockid(pthread_self(), &sp->timerClock) == 0;
+    memset(&its, 0, sizeof(its));
+    its.it_interval.tv_sec = (time_t) (sp->periodNs / 1000000000u);
+    its.it_interval.tv_nsec = (long) (sp->periodNs % 1000000000u);
+    its.it_value = its.it_interval;
+    timer_settime(sp->timer, 0, &its, NULL);
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ReadClock --
+ *
+ *	Reads a clock in nanoseconds.
+ *
+ * Results:
+ *	1, or 0 if it cannot be read (a thread's clock after it exited).
+ *
+ * Side effects:
+ *	Sets *nsPtr.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ReadClock(
+    clockid_t clock,
+    uint64_t *nsPtr)
+{
+    struct timespec ts;
+
+    if (clock_gettime(clock, &ts) != 0) {
+	return 0;
+    }
+    *nsPtr = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * OffCpuInit --
+ *
+ *	Starts following a thread's time off the CPU (-oncpu tick): reads
+ *	its CPU clock once.
+ *
+ * Results:
+ *	1 if the clock can be read; else 0 (st->live is 0).
+ *
+ * Side effects:
+ *	Fills *st.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+OffCpuInit(
+    OffCpuState *st,
+    clockid_t clock,
+    uint32_t tid)
+{
+    memset(st, 0, sizeof(*st));
+    if (!ReadClock(clock, &st->lastCpuNs)) {
+	return 0;
+    }
+    st->clock = clock;
+    st->tid = tid;
+    st->lastWallNs = TpNowNs();
+    st->delayOk = ThreadDelay(tid, &st->lastDelayNs);
+    st->live = 1;
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * OffCpu --
+ *
+ *	-oncpu tick, at a look: adds the wall time a thread spent off its
+ *	CPU since the last look to its debt, and says how many whole
+ *	intervals of it to send now as a wall-clock signal.
+ *
+ *	The debt has two parts, each sent where it belongs. The time the
+ *	thread was ready to run but held off its CPU (its run_delay: a busy
+ *	machine) is sent while the thread is running or ready to run: the
+ *	signal is taken where it was held, as with -oncpu sampler; sent
+ *	while it waits, it would be sampled in the wait. The rest is time
+ *	it waited for an event, sent while it waits, so that the sample
+ *	shows where it waited, not the code it runs once woken; a debt of
+ *	it under TP_OFFCPU_WAIT intervals (and two looks) waits for that,
+ *	past that it is sent anyway. Without run_delay (a kernel without
+ *	schedstats) the whole debt is treated as waiting.
+ *
+ * Results:
+ *	The intervals to send (0: none now).
+ *
+ * Side effects:
+ *	Updates the debt.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static uint64_t
+OffCpu(
+    TpSampler *sp,
+    OffCpuState *st,
+    uint64_t now)
+{
+    uint64_t cpu, dWall, dCpu, ticks, delay, waitNs;
+
+    if (!ReadClock(st->clock, &cpu)) {
+	return 0;	/* The thread is gone: nothing to sample. */
+    }
+    dWall = now > st->lastWallNs ? now - st->lastWallNs : 0;
+    dCpu = cpu > st->lastCpuNs ? cpu - st->lastCpuNs : 0;
+    st->lastWallNs = now;
+    st->lastCpuNs = cpu;
+    if (dWall > dCpu) {
+	st->offNs += dWall - dCpu;
+    }
+    if (st->offNs < sp->periodNs) {
+	return 0;
+    }
+
+    /*
+     * Something to send: how much of it was a wait for a CPU. run_delay
+     * grows between readings whether or not they are taken, so reading
+     * it only here misses none of it.
+     */
+
+    if (st->delayOk && ThreadDelay(st->tid, &delay)) {
+	if (delay > st->lastDelayNs) {
+	    st->delayNs += delay - st->lastDelayNs;
+	}
+	st->lastDelayNs = delay;
+    }
+    if (st->delayNs > st->offNs) {
+	st->delayNs = st->offNs;
+    }
+    waitNs = st->offNs - st->delayNs;
+    if (ThreadRunning(st->tid)) {
+	/*
+	 * Running or ready to run: the time it was held off its CPU is
+	 * sampled now, where it was (or still is) held. The time it waited
+	 * for an event waits in turn for its next wait, within limits.
+	 */
+
+	ticks = st->delayNs / sp->periodNs;
+	st->delayNs -= ticks * sp->periodNs;
+	if (waitNs >= TP_OFFCPU_WAIT * sp->periodNs
+		|| waitNs >= 2 * sp->lookNs) {
+	    ticks += waitNs / sp->periodNs;
+	}
+    } else {
+	/*
+	 * Waiting: the time it waited is sampled in the wait. The time it
+	 * was held off its CPU waits until it runs again: sent now, it
+	 * would be sampled in this wait, not in the code that was held.
+	 */
+
+	ticks = waitNs / sp->periodNs;
+    }
+    st->offNs -= ticks * sp->periodNs;
+    return ticks;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ThreadDelay --
+ *
+ *	The time thread tid of this process has spent ready to run but not
+ *	running (run_delay, the second field of its schedstat in /proc).
+ *
+ * Results:
+ *	1 and *nsPtr set if it could be read; else 0.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ThreadDelay(
+    uint32_t tid,
+    uint64_t *nsPtr)
+{
+    char buf[96];
+    unsigned long long cpu, delay;
+
+    if (ReadTaskFile(tid, "schedstat", buf, sizeof(buf)) <= 0
+	    || sscanf(buf, "%llu %llu", &cpu, &delay) != 2) {
+	return 0;
+    }
+    *nsPtr = (uint64_t) delay;
+    return 1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ReadTaskFile --
+ *
+ *	Reads the start of /proc/self/task/TID/name (one read: these files
+ *	are made whole at each read) into buf, NUL-terminated.
+ *
+ * Results:
+ *	The bytes read; 0 or -1 if none.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static ssize_t
+ReadTaskFile(
+    uint32_t tid,
+    const char *name,
+    char *buf,
+    size_t size)
+{
+    char path[64];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%u/%s", (unsigned) tid,
+	    name);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+	return -1;
+    }
+    n = read(fd, buf, size - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * ThreadRunning --
+ *
+ *	Whether thread tid of this process is running or ready to run
+ *	(state R in /proc), rather than waiting.
+ *
+ * Results:
+ *	1 if running (or not known), 0 if waiting.
+ *
+ * Side effects:
+ *	None.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+ThreadRunning(
+    uint32_t tid)
+{
+    char buf[256];
+    const char *paren;
+
+    if (ReadTaskFile(tid, "stat", buf, sizeof(buf)) <= 0) {
+	return 1;
+    }
+
+    /*
+     * "tid (comm) S ...": the name may hold spaces and parentheses; the
+     * state follows the last ") ".
+     */
+
+    paren = strrchr(buf, ')');
+    if (paren == NULL || paren[1] != ' ') {
+	return 1;
+    }
+    return paren[2] == 'R';
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * TpSamplerStop --
  *
  *	Stops the timer and the sampler thread and waits for the thread.
@@ -225,14 +664,16 @@ void
 TpSamplerStop(
     TpSampler *sp)
 {
-    uint64_t stopNs = TpNowNs();
+    uint64_t stopNs = TpNowNs(), cpu = 0;
+    int cpuOk = 0;
 
     if (sp == NULL) {
 	return;
     }
-
     if (sp->haveTimer) {
 	timer_delete(sp->timer);
+	cpuOk = sp->pid == getpid() && sp->timerClockOk
+		&& ReadClock(sp->timerClock, &cpu) && cpu > sp->timerCpuNs;
     }
     if (sp->pid == getpid()) {
 	int i;
@@ -246,12 +687,35 @@ TpSamplerStop(
 	}
 
 	/*
+	 * The kernel looks at a CPU-clock timer only at its tick: periods
+	 * of CPU time that expired after the last tick were never
+	 * delivered (at 250 Hz and 1 ms, up to three). Like the time off
+	 * the CPU not sent yet (-oncpu tick), they are missed ticks, so
+	 * that samples plus missed is still the time over the interval.
+	 */
+
+	if (cpuOk && !sp->expired) {
+	    uint64_t due = (cpu - sp->timerCpuNs) / sp->periodNs;
+	    uint64_t got = __atomic_load_n(&sp->ring->timerTicks,
+		    __ATOMIC_ACQUIRE);
+
+	    if (due > got) {
+		__atomic_add_fetch(&sp->ring->missed, due - got,
+			__ATOMIC_ACQ_REL);
+	    }
+	}
+	if (sp->tick && !sp->expired && sp->off.offNs >= sp->periodNs) {
+	    __atomic_add_fetch(&sp->ring->missed,
+		    sp->off.offNs / sp->periodNs, __ATOMIC_ACQ_REL);
+	}
+
+	/*
 	 * The deadlines the thread did not wake for before the stop (it was
 	 * starved, or the last one fell during the stop): ticks too, counted
 	 * as missed.
 	 */
 
-	if (sp->clock == TP_CLOCK_WALL && !sp->expired
+	if (sp->clock == TP_CLOCK_WALL && !sp->tick && !sp->expired
 		&& stopNs >= sp->counted + sp->periodNs) {
 	    __atomic_add_fetch(&sp->ring->missed,
 		    (stopNs - sp->counted) / sp->periodNs, __ATOMIC_ACQ_REL);
@@ -290,7 +754,8 @@ SamplerMain(
     TpSampler *sp = arg;
     struct timespec ts;
     uint64_t next, now, lastDrain, lastProgress, start, lastScan = 0;
-    uint64_t sleepNs = sp->clock == TP_CLOCK_WALL ? sp->periodNs : TP_DRAIN_NS;
+    uint64_t sleepNs = sp->clock != TP_CLOCK_WALL ? TP_DRAIN_NS
+	    : sp->tick ? sp->lookNs : sp->periodNs;
     int expired = 0;
 
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -307,12 +772,26 @@ SamplerMain(
     lastDrain = lastProgress = TpNowNs();
     while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	next += sleepNs;
-	ts.tv_sec = (time_t) (next / 1000000000u);
-	ts.tv_nsec = (long) (next % 1000000000u);
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
-		== EINTR) {
-	    /* Retry: all signals are blocked, but be safe. */
-	}
+
+	/*
+	 * Toward the deadline in steps of at most TP_STOP_NS, so that
+	 * profiler stop never waits for a long -interval's next deadline
+	 * (it waited up to the interval: 10 s at the largest). An interval
+	 * under the step is one sleep.
+	 */
+
+	do {
+	    uint64_t at = TpNowNs() + TP_STOP_NS;
+
+	    at = at < next ? at : next;
+	    ts.tv_sec = (time_t) (at / 1000000000u);
+	    ts.tv_nsec = (long) (at % 1000000000u);
+	    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
+		    == EINTR) {
+		/* Retry: all signals are blocked, but be safe. */
+	    }
+	} while (TpNowNs() < next
+		&& !__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE));
 	if (__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	    break;
 	}
@@ -330,11 +809,32 @@ SamplerMain(
 	    if (now > next + sleepNs) {
 		ticks += (now - next) / sleepNs;
 		next += (ticks - 1) * sleepNs;
-		__atomic_add_fetch(&sp->ring->missed, ticks - 1,
-			__ATOMIC_ACQ_REL);
+		if (!sp->tick) {
+		    __atomic_add_fetch(&sp->ring->missed, ticks - 1,
+			    __ATOMIC_ACQ_REL);
+		}
 	    }
-	    __atomic_add_fetch(&sp->ring->pending, 1, __ATOMIC_ACQ_REL);
-	    pthread_kill(sp->target, SIGPROF);
+	    if (sp->tick) {
+		uint64_t off = OffCpu(sp, &sp->off, now);
+
+		/*
+		 * Its running time is the timer's. Once profiler stop has
+		 * begun, the thread waits for this one in pthread_join: a
+		 * debt sent now would be sampled there, in the stop, not
+		 * where it was run up. It is counted as missed instead.
+		 */
+
+		if (off > 0 && __atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+		    sp->off.offNs += off * sp->periodNs;
+		} else if (off > 0) {
+		    __atomic_add_fetch(&sp->ring->pending, off,
+			    __ATOMIC_ACQ_REL);
+		    pthread_kill(sp->target, SIGPROF);
+		}
+	    } else {
+		__atomic_add_fetch(&sp->ring->pending, 1, __ATOMIC_ACQ_REL);
+		pthread_kill(sp->target, SIGPROF);
+	    }
 	    if (sp->allThreads) {
 		if (now - lastScan >= TP_SCAN_NS) {
 		    ScanThreads(sp);
@@ -471,6 +971,14 @@ ScanThreads(
 	seen[i] = 1;
 	if (sp->clock == TP_CLOCK_CPU) {
 	    ThreadTimer(sp, i);
+	} else if (sp->tick) {
+	    sp->offs[i].live = 0;
+	    ThreadTimer(sp, i);
+	    if (sp->haveTimers[i] && !OffCpuInit(&sp->offs[i],
+		    ThreadClock(ts->tid), ts->tid)) {
+		timer_delete(sp->timers[i]);	/* Signalled at every */
+		sp->haveTimers[i] = 0;		/* deadline instead. */
+	    }
 	}
     }
     closedir(dir);
@@ -517,8 +1025,7 @@ ThreadTimer(
     int i)
 {
     TpThreadState *ts = sp->threads[i];
-    clockid_t clock = (clockid_t) ((~(unsigned) ts->tid) << 3) | 6;
-				/* CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD. */
+    clockid_t clock = ThreadClock(ts->tid);
     struct sigevent sev;
     struct itimerspec its;
 
@@ -631,10 +1138,23 @@ SignalThreads(
 	if (ts->gone) {
 	    continue;
 	}
-	if (ticks > 1) {
-	    __atomic_add_fetch(&ts->ring->missed, ticks - 1, __ATOMIC_ACQ_REL);
+	if (sp->tick && sp->offs[i].live) {
+	    uint64_t off = OffCpu(sp, &sp->offs[i], TpNowNs());
+
+	    if (off == 0) {
+		continue;	/* Running: its timer samples it. */
+	    }
+	    __atomic_add_fetch(&ts->ring->pending, off, __ATOMIC_ACQ_REL);
+	} else {
+	    /* -oncpu tick looks every few intervals: each look is that many. */
+	    uint64_t per = sp->tick ? sp->lookNs / sp->periodNs : 1;
+
+	    if (ticks > 1) {
+		__atomic_add_fetch(&ts->ring->missed, (ticks - 1) * per,
+			__ATOMIC_ACQ_REL);
+	    }
+	    __atomic_add_fetch(&ts->ring->pending, per, __ATOMIC_ACQ_REL);
 	}
-	__atomic_add_fetch(&ts->ring->pending, 1, __ATOMIC_ACQ_REL);
 	if (syscall(SYS_tgkill, (long) sp->pid, (long) ts->tid, SIGPROF) != 0
 		&& errno == ESRCH) {
 	    __atomic_store_n(&ts->gone, 1, __ATOMIC_RELEASE);

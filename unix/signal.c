@@ -268,7 +268,8 @@ ForeignInterp(
  *	At least 1.
  *
  * Side effects:
- *	Takes the ring's pending count.
+ *	Takes the ring's pending count, or adds a timer's ticks to its
+ *	timerTicks.
  *
  * Signal safety:
  *	Called from the handler: atomics only.
@@ -287,6 +288,7 @@ TickWeight(
 	if (info->si_overrun > 0) {
 	    w += (uint64_t) info->si_overrun;
 	}
+	__atomic_add_fetch(&ring->timerTicks, w, __ATOMIC_ACQ_REL);
     } else {
 	uint64_t sent = __atomic_exchange_n(&ring->pending, 0,
 		__ATOMIC_ACQ_REL);

@@ -851,9 +851,15 @@ SamplerMain(
 	uint64_t ticks = 1;
 
 	next += sp->periodNs;
-	now = TpNowNs();
-	if (next > now) {
-	    SleepNs(next - now);
+
+	/*
+	 * In steps of at most 10 ms, so that profiler stop never waits for
+	 * a long -interval's next deadline.
+	 */
+
+	while ((now = TpNowNs()) < next
+		&& !__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+	    SleepNs(next - now < 10000000u ? next - now : 10000000u);
 	}
 	if (__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 	    break;
@@ -981,6 +987,19 @@ TpSamplerStart(
 	return NULL;
     }
     return sp;
+}
+
+/*
+ * -oncpu tick is Linux's: here the sampler thread suspends the thread at
+ * every interval, running or not.
+ */
+
+int
+TpSamplerOncpuTick(
+    const TpSampler *sp)
+{
+    (void) sp;
+    return 0;
 }
 
 void

@@ -2309,6 +2309,80 @@ EnteringFrames(
 /*
  *----------------------------------------------------------------------
  *
+ * MissedTrampoline --
+ *
+ *	A C command without NRE (no nreProc) runs Tcl only through a
+ *	trampoline of its own, entered from its C function. When the
+ *	innermost trampoline the C walk found is running such a command
+ *	(its callback is the command's Dispatch) and a proc, lambda or
+ *	method frame lies inner to the command's own levels, that frame
+ *	runs in a trampoline the walk did not find: the walk skipped
+ *	frames (wine's contexts of a suspended thread now and then make it
+ *	do so). Under the one trampoline the Tcl frames would hide the
+ *	command's C frames, a wrong path. The command's own levels are
+ *	found as in EnteringFrames; a command called from C, a trampoline
+ *	just entered or several interps are left alone.
+ *
+ * Results:
+ *	1 if a trampoline is missing.
+ *
+ * Side effects:
+ *	None.
+ *
+ * Signal safety: safe; DISPATCH_STEPS callbacks read.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+MissedTrampoline(
+    Cap *c)
+{
+    NRE_callback *cb0, *cb, *walked[DISPATCH_STEPS];
+    Command *cmdPtr;
+    int steps, i, j;
+
+    if (c->nTramp == 0 || c->tramp[0].index == 0
+	    || !(c->tramp[0].spare & TP_TRAMP_SURE)
+	    || !OKP(cb0 = (NRE_callback *) c->tramp[0].cb)
+	    || (cmdPtr = DispatchCmd(cb0)) == NULL
+	    || cmdPtr->nreProc != NULL
+	    || (void *) cmdPtr->objProc != cb0->data[0]) {
+	return 0;
+    }
+    for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
+	    cb = cb->nextPtr, steps++) {
+	if ((uintptr_t) cb == c->tramp[0].root) {
+	    return 0;
+	}
+	walked[steps] = cb;
+	if (cb->procPtr == known.tebcResume) {
+	    break;
+	}
+    }
+    if (!OKP(cb) || steps == DISPATCH_STEPS) {
+	return 0;
+    }
+    for (i = 0; i < c->n; i++) {
+	const TpTclRaw *r = &c->raw[i];
+
+	for (j = 0; r->anchor != 0 && j <= steps; j++) {
+	    if (r->anchor == (uintptr_t) walked[j]->data[0]
+		    || r->anchor == (uintptr_t) walked[j]->data[1]) {
+		return 0;	/* The command's own levels. */
+	    }
+	}
+	if (r->type == TP_TCL_PROC || r->type == TP_TCL_LAMBDA
+		|| r->type == TP_TCL_METHOD) {
+	    return 1;
+	}
+    }
+    return 0;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * CaptureInterp --
  *
  *	Emits all frames of one interp (its coroutine contexts spliced
@@ -2639,6 +2713,9 @@ TpInterpCapture(
      * named from the callbacks (they are no command's word).
      */
 
+    if (!multi && MissedTrampoline(&c)) {
+	slot->flags |= TP_SLOT_NOTRAMP;
+    }
     nEnter = EnteringFrames(&c);
     c.raw += nEnter;
     c.n -= nEnter;

@@ -24,7 +24,8 @@
  *	collect any.
  *
  *	A sample whose Tcl frames cannot be placed (Tcl frames but no
- *	trampoline, or anchors going backwards) is kept under a
+ *	trampoline, anchors going backwards, or a trampoline missing from
+ *	the C stack, TP_SLOT_NOTRAMP) is kept under a
  *	"[merge-mismatch]" pseudo-frame and counted; it is never dropped.
  *
  * Copyright (c) 2026 The tclprof authors. See the file LICENSE.
@@ -83,7 +84,7 @@ TpMergeSlot(
      * tramp[t] it is nTramp-1-t.
      */
 
-    if (nTcl > 0 && nTramp == 0) {
+    if ((nTcl > 0 && nTramp == 0) || (slot->flags & TP_SLOT_NOTRAMP)) {
 	mismatch = 1;
     }
     for (i = 0; i < nTcl && !mismatch; i++) {

@@ -161,6 +161,11 @@ typedef enum {
 					 * stack: libunwind did. */
 #define TP_SLOT_UNWCHECK	0x80	/* -unwind check: the tables and
 					 * libunwind disagreed. */
+#define TP_SLOT_NOTRAMP		0x100	/* Frames mode: a Tcl frame runs inside
+					 * a C command, in a trampoline the C
+					 * walk did not find (it skipped
+					 * frames); the merge cannot place the
+					 * Tcl frames. */
 
 /*
  * One Tcl frame as the handler copies it. The name bytes live in the

@@ -80,13 +80,17 @@ static struct {
  * the previous handler is called, or the default action is put back and
  * the faulting instruction runs again. TCLPROF_TEST_FAULTS (a number,
  * read at install) makes that many samples read an unmapped address, so
- * that the tests can check the guard.
+ * that the tests can check the guard. TCLPROF_TEST_SKIPTRAMP=1 makes each
+ * C walk with two trampolines or more skip from the leaf to the second
+ * (SkipTrampoline), as a walk misled by a bad context would, so that the
+ * tests can check what the merge makes of it.
  */
 
 static struct {
     struct sigaction segv;	/* The dispositions to chain to and to */
     struct sigaction bus;	/* restore. */
     volatile int testFaults;	/* Faults still to make (tests). */
+    volatile int testSkip;	/* Tests: TCLPROF_TEST_SKIPTRAMP. */
 } faultState;
 
 /*
@@ -328,6 +332,51 @@ TickWeight(
  *----------------------------------------------------------------------
  */
 
+/*
+ *----------------------------------------------------------------------
+ *
+ * SkipTrampoline --
+ *
+ *	Tests only (TCLPROF_TEST_SKIPTRAMP): drops the C frames between the
+ *	leaf and the second trampoline, the innermost trampoline among
+ *	them.
+ *
+ * Results:
+ *	None.
+ *
+ * Side effects:
+ *	Rewrites the slot's pc[] and tramp[].
+ *
+ * Signal safety:
+ *	Called from the handler: stores only.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static void
+SkipTrampoline(
+    const TpRing *ring,
+    TpSlot *slot)
+{
+    uintptr_t *pcs = TpSlotPcs(ring, slot);
+    TpTramp *tramps = TpSlotTramps(ring, slot);
+    uint32_t skip, i;
+
+    if (slot->nTramp < 2 || tramps[1].index < 2) {
+	return;
+    }
+    skip = tramps[1].index - 1;
+    for (i = 1; i + skip < slot->nPc; i++) {
+	pcs[i] = pcs[i + skip];
+    }
+    slot->nPc = (uint16_t) (slot->nPc - skip);
+    for (i = 0; i + 1 < slot->nTramp; i++) {
+	tramps[i] = tramps[i + 1];
+	tramps[i].index -= skip;
+    }
+    slot->nTramp--;
+}
+
 static int __attribute__((noinline))
 GuardedCapture(
     TpThreadState *ts,
@@ -343,6 +392,9 @@ GuardedCapture(
 	volatile uintptr_t unmapped = 16;
 
 	(void) *(volatile int *) unmapped;
+    }
+    if (faultState.testSkip) {
+	SkipTrampoline(ts->ring, slot);
     }
     if (ts->mode == TP_MODE_FRAMES) {
 	Tcl_Interp *interp = ts->foreign ? ForeignInterp(ts->ring, slot)
@@ -585,6 +637,9 @@ FaultInstall(void)
     const char *n = getenv("TCLPROF_TEST_FAULTS");
 
     __atomic_store_n(&faultState.testFaults, n != NULL ? atoi(n) : 0,
+	    __ATOMIC_RELEASE);
+    n = getenv("TCLPROF_TEST_SKIPTRAMP");
+    __atomic_store_n(&faultState.testSkip, n != NULL && atoi(n) > 0,
 	    __ATOMIC_RELEASE);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = FaultHandler;

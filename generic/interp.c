@@ -2226,6 +2226,52 @@ NameWords(
 /*
  *----------------------------------------------------------------------
  *
+ * OwnLevels --
+ *
+ *	The callbacks of the levels of the command trampoline k is
+ *	dispatching (cb0, its Dispatch): from the one under the Dispatch
+ *	down to its bytecode's TEBCresume (see EnteringFrames).
+ *
+ * Results:
+ *	The index in walked[] of the TEBCresume, or -1 if the walk met the
+ *	trampoline's root first (the command was called from C: Tcl_EvalEx
+ *	runs each command in a trampoline of its own), a bad pointer, or
+ *	DISPATCH_STEPS callbacks.
+ *
+ * Side effects:
+ *	Fills walked[0..result].
+ *
+ * Signal safety: safe; DISPATCH_STEPS callbacks read.
+ *
+ *----------------------------------------------------------------------
+ */
+
+static int
+OwnLevels(
+    Cap *c,
+    int k,
+    NRE_callback *cb0,
+    NRE_callback *walked[DISPATCH_STEPS])
+{
+    NRE_callback *cb;
+    int steps;
+
+    for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
+	    cb = cb->nextPtr, steps++) {
+	if ((uintptr_t) cb == c->tramp[k].root) {
+	    return -1;
+	}
+	walked[steps] = cb;
+	if (cb->procPtr == known.tebcResume) {
+	    return steps;
+	}
+    }
+    return -1;
+}
+
+/*
+ *----------------------------------------------------------------------
+ *
  * EnteringFrames --
  *
  *	C code entering Tcl (sqlite calling a [db function] callback
@@ -2260,7 +2306,7 @@ static int
 EnteringFrames(
     Cap *c)
 {
-    NRE_callback *cb0, *cb, *walked[DISPATCH_STEPS];
+    NRE_callback *cb0, *walked[DISPATCH_STEPS];
     int steps, i, j;
 
     int k = 0;
@@ -2273,20 +2319,7 @@ EnteringFrames(
 	    || DispatchCmd(cb0) == NULL) {
 	return 0;
     }
-    for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
-	    cb = cb->nextPtr, steps++) {
-	if ((uintptr_t) cb == c->tramp[k].root) {
-	    return 0;		/* The command was called from C (Tcl_EvalEx
-				 * runs each command in a trampoline of its
-				 * own): its frames are its own, not C's
-				 * entering Tcl. */
-	}
-	walked[steps] = cb;
-	if (cb->procPtr == known.tebcResume) {
-	    break;
-	}
-    }
-    if (!OKP(cb) || steps == DISPATCH_STEPS) {
+    if ((steps = OwnLevels(c, k, cb0, walked)) < 0) {
 	return 0;
     }
     for (i = 0; i < c->n; i++) {
@@ -2338,7 +2371,7 @@ static int
 MissedTrampoline(
     Cap *c)
 {
-    NRE_callback *cb0, *cb, *walked[DISPATCH_STEPS];
+    NRE_callback *cb0, *walked[DISPATCH_STEPS];
     Command *cmdPtr;
     int steps, i, j;
 
@@ -2350,17 +2383,7 @@ MissedTrampoline(
 	    || (void *) cmdPtr->objProc != cb0->data[0]) {
 	return 0;
     }
-    for (cb = cb0->nextPtr, steps = 0; OKP(cb) && steps < DISPATCH_STEPS;
-	    cb = cb->nextPtr, steps++) {
-	if ((uintptr_t) cb == c->tramp[0].root) {
-	    return 0;
-	}
-	walked[steps] = cb;
-	if (cb->procPtr == known.tebcResume) {
-	    break;
-	}
-    }
-    if (!OKP(cb) || steps == DISPATCH_STEPS) {
+    if ((steps = OwnLevels(c, 0, cb0, walked)) < 0) {
 	return 0;
     }
     for (i = 0; i < c->n; i++) {

@@ -307,34 +307,6 @@ TickWeight(
 /*
  *----------------------------------------------------------------------
  *
- * GuardedCapture --
- *
- *	The part of a sample that follows the program's pointers: the Tcl
- *	stack (the interp's frames and objects in frames mode, the shadow
- *	stack's in trace mode). A read that faults (a structure freed and
- *	unmapped under a pointer that passed every check) comes back here
- *	through FaultHandler, and the program goes on. Nothing called here
- *	takes a lock, so none is left held. The C stack's unwind is not
- *	guarded: it reads only between the stack pointer and the stack's
- *	end, and libunwind's fallback may hold the loader's lock, which a
- *	jump out of it would leave held.
- *
- * Results:
- *	1 if the slot holds the sample; 0 if a read faulted.
- *
- * Side effects:
- *	Fills the slot.
- *
- * Signal safety:
- *	Called from the handler; sigsetjmp without the signal mask is a
- *	few stores.
- *
- *----------------------------------------------------------------------
- */
-
-/*
- *----------------------------------------------------------------------
- *
  * SkipTrampoline --
  *
  *	Tests only (TCLPROF_TEST_SKIPTRAMP): drops the C frames between the
@@ -376,6 +348,34 @@ SkipTrampoline(
     }
     slot->nTramp--;
 }
+
+/*
+ *----------------------------------------------------------------------
+ *
+ * GuardedCapture --
+ *
+ *	The part of a sample that follows the program's pointers: the Tcl
+ *	stack (the interp's frames and objects in frames mode, the shadow
+ *	stack's in trace mode). A read that faults (a structure freed and
+ *	unmapped under a pointer that passed every check) comes back here
+ *	through FaultHandler, and the program goes on. Nothing called here
+ *	takes a lock, so none is left held. The C stack's unwind is not
+ *	guarded: it reads only between the stack pointer and the stack's
+ *	end, and libunwind's fallback may hold the loader's lock, which a
+ *	jump out of it would leave held.
+ *
+ * Results:
+ *	1 if the slot holds the sample; 0 if a read faulted.
+ *
+ * Side effects:
+ *	Fills the slot.
+ *
+ * Signal safety:
+ *	Called from the handler; sigsetjmp without the signal mask is a
+ *	few stores.
+ *
+ *----------------------------------------------------------------------
+ */
 
 static int __attribute__((noinline))
 GuardedCapture(

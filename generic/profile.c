@@ -1560,6 +1560,46 @@ StackIdle(
     return 0;
 }
 
+/*
+ * CopyLoc: a copy of location l (of another profile) in w, with its name
+ * and where it was resolved. A folded family's locations, which share a
+ * name, are copied one for one (AddLoc).
+ */
+
+static uint32_t
+CopyLoc(
+    TpProfile *w,
+    const TpLoc *l)
+{
+    LocKey k;
+    uint32_t id;
+
+    memset(&k, 0, sizeof(k));
+    k.kind = l->kind;
+    k.type = l->type;
+    k.module = l->module;
+    k.isCaller = l->isCaller;
+    k.named = l->resolved;
+    k.offset = l->offset;
+    if (l->kind == TP_KIND_TCL || l->type == TP_TCL_PSEUDO || l->resolved) {
+	k.name = l->name;
+	k.nameLen = l->name ? strlen(l->name) : 0;
+	k.file = l->file;
+	k.fileLen = l->file ? strlen(l->file) : 0;
+	k.line = l->line;
+    }
+    id = AddLoc(w, &k, LocHash(&k));
+    if (w->locs[id].name == NULL && l->name != NULL) {
+	w->locs[id].name = strdup(l->name);
+    }
+    if (w->locs[id].file == NULL && l->file != NULL) {
+	w->locs[id].file = strdup(l->file);
+    }
+    w->locs[id].line = l->line;
+    w->locs[id].symStart = l->symStart;
+    return id;
+}
+
 static TpProfile *
 WindowOf(
     TpProfile *p,
@@ -1567,8 +1607,9 @@ WindowOf(
     const TpThreadSel *sel)
 {
     TpProfile *w = calloc(1, sizeof(TpProfile));
-    uint32_t i;
-    size_t j;
+    uint32_t i, d, top, *map, *ids = NULL;
+    const uint32_t *from;
+    size_t j, capIds = 0;
     int m;
 
     if (w == NULL) {
@@ -1607,37 +1648,20 @@ WindowOf(
     }
     w->modules.nMods = w->modules.capMods = p->modules.nMods;
 
-    for (i = 0; i < p->nLocs; i++) {
-	const TpLoc *l = &p->locs[i];
-	LocKey k;
-	uint32_t id;
+    /*
+     * Only the locations the window's stacks use are copied, on first
+     * use (map: p's id to w's, TP_NODE_NONE until copied): a flight
+     * recorder whose program keeps making new names (procs made and
+     * deleted, generated code) forgets the ones gone out of the window
+     * at its next compaction.
+     */
 
-	memset(&k, 0, sizeof(k));
-	k.kind = l->kind;
-	k.type = l->type;
-	k.module = l->module;
-	k.isCaller = l->isCaller;
-	k.named = l->resolved;
-	k.offset = l->offset;
-	if (l->kind == TP_KIND_TCL || l->type == TP_TCL_PSEUDO || l->resolved) {
-	    k.name = l->name;
-	    k.nameLen = l->name ? strlen(l->name) : 0;
-	    k.file = l->file;
-	    k.fileLen = l->file ? strlen(l->file) : 0;
-	    k.line = l->line;
-	}
-	id = AddLoc(w, &k, LocHash(&k));
-	if (id != i) {
-	    Tcl_Panic("tclprof: location %u copied as %u", i, id);
-	}
-	if (w->locs[id].name == NULL && l->name != NULL) {
-	    w->locs[id].name = strdup(l->name);
-	}
-	if (w->locs[id].file == NULL && l->file != NULL) {
-	    w->locs[id].file = strdup(l->file);
-	}
-	w->locs[id].line = l->line;
-	w->locs[id].symStart = l->symStart;
+    map = malloc(sizeof(uint32_t) * ((size_t) p->nLocs + 1));
+    if (map == NULL) {
+	Tcl_Panic("tclprof: out of memory");
+    }
+    for (i = 0; i < p->nLocs; i++) {
+	map[i] = TP_NODE_NONE;
     }
 
     for (j = 0; j < p->nThreads; j++) {
@@ -1668,30 +1692,37 @@ WindowOf(
 	if (sel != NULL && sel->hideIdle && StackIdle(p, st)) {
 	    continue;
 	}
-	if (sel != NULL && sel->how == TP_THREADS_ALL) {
-	    uint32_t *ids = malloc(sizeof(uint32_t) * (st->depth + 1));
-	    const char *name = TpProfileThreadName(p, st->tid);
-	    char root[64];
-
+	if ((size_t) st->depth + 1 > capIds) {
+	    free(ids);
+	    capIds = (size_t) st->depth + 1;
+	    ids = malloc(sizeof(uint32_t) * capIds);
 	    if (ids == NULL) {
 		Tcl_Panic("tclprof: out of memory");
 	    }
+	}
+	top = 0;
+	if (sel != NULL && sel->how == TP_THREADS_ALL) {
+	    const char *name = TpProfileThreadName(p, st->tid);
+	    char root[64];
+
 	    if (name != NULL) {
 		snprintf(root, sizeof(root), "thread %s", name);
 	    } else {
 		snprintf(root, sizeof(root), "thread %u", st->tid);
 	    }
-	    ids[0] = TpProfilePseudoLoc(w, root);
-	    memcpy(ids + 1, TpProfileStackIds(p, si),
-		    sizeof(uint32_t) * st->depth);
-	    TpProfileAddStackWeighted(w, ids, st->depth + 1, st->tid, t,
-		    weight);
-	    free(ids);
-	} else {
-	    TpProfileAddStackWeighted(w, TpProfileStackIds(p, si), st->depth,
-		    st->tid, t, weight);
+	    ids[top++] = TpProfilePseudoLoc(w, root);
 	}
+	from = TpProfileStackIds(p, si);
+	for (d = 0; d < st->depth; d++) {
+	    if (map[from[d]] == TP_NODE_NONE) {
+		map[from[d]] = CopyLoc(w, &p->locs[from[d]]);
+	    }
+	    ids[top++] = map[from[d]];
+	}
+	TpProfileAddStackWeighted(w, ids, top, st->tid, t, weight);
     }
+    free(ids);
+    free(map);
     if (w->samples) {
 	w->elapsedNs = w->lastNs - w->firstNs + (uint64_t) p->intervalUs * 1000;
     }

@@ -12,7 +12,8 @@
 #	the program alone (threadcpu.tcl: on a machine shared with other
 #	work, the steadiest measure of the program's own slowdown), and the
 #	median ratios are reported with the median
-#	peak resident memory (VmHWM, everything included) of each. The program's output must be
+#	peak resident memory (VmHWM, everything included) of each, then how
+#	far the rounds spread (quartiles of the bare times and wall ratios). The program's output must be
 #	the same profiled and bare. Never a pass/fail test: these machines
 #	are noisy; read ratios, not times.
 #
@@ -87,6 +88,18 @@ proc median {values} {
     return [expr {([lindex $s [expr {$n / 2 - 1}]] + [lindex $s [expr {$n / 2}]]) / 2.0}]
 }
 
+# quartiles --
+#
+#	The lowest, first quartile, third quartile and highest of values
+#	(the quartiles by the nearest rank): how far the rounds spread.
+
+proc quartiles {values} {
+    set s [lsort -real $values]
+    set n [llength $s]
+    return [list [lindex $s 0] [lindex $s [expr {int(ceil($n / 4.0)) - 1}]] \
+	    [lindex $s [expr {int(ceil(3 * $n / 4.0)) - 1}]] [lindex $s end]]
+}
+
 set modes [list bare {*}$opt(-modes)]
 puts "tclprof bench: Tcl [info patchlevel], $opt(-rounds) rounds, interval\
 	$opt(-interval) us, wall clock, pprof export included"
@@ -144,6 +157,20 @@ foreach prog $opt(-programs) {
 	if {$got($prog,$m) ne $expected($prog)} {
 	    append line "  OUTPUT DIFFERS ($m)"
 	}
+    }
+    puts $line
+}
+
+# The spread says how far to trust a median: on a shared machine the
+# bare run's own time moves by tens of percent between rounds, and a
+# ratio's quartiles a few percent around its median.
+puts "spread over the rounds (lowest, quartiles, highest): bare seconds; wall ratios"
+foreach prog $opt(-programs) {
+    set line [format "%-11s %5.2f %5.2f-%5.2f %5.2f" $prog \
+	    {*}[quartiles $times($prog,bare)]]
+    foreach m $opt(-modes) {
+	append line [format "   %s %5.3f %5.3f-%5.3f %5.3f" $m \
+		{*}[quartiles $ratios($prog,$m)]]
     }
     puts $line
 }

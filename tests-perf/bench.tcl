@@ -11,10 +11,10 @@
 #	start-up and export included) and of the Tcl thread's CPU time in
 #	the program alone (threadcpu.tcl: on a machine shared with other
 #	work, the steadiest measure of the program's own slowdown), and the
-#	median ratios are reported with the median
-#	peak resident memory (VmHWM, everything included) of each, then how
-#	far the rounds spread (quartiles of the bare times and wall ratios). The program's output must be
-#	the same profiled and bare. Never a pass/fail test: these machines
+#	median ratios are reported with the median peak resident memory
+#	(VmHWM, everything included) of each, then how far the rounds spread
+#	(quartiles of the bare times and wall ratios). The program's output
+#	must be the same profiled and bare. Never a pass/fail test: these machines
 #	are noisy; read ratios, not times.
 #
 #	Usage: tclsh bench.tcl ?-rounds n? ?-modes {frames trace}?

@@ -676,6 +676,119 @@ TestCache(void)
     rmdir(dir);
 }
 
+/*
+ * 7. The cache holds every module's table, not only those recovered from
+ * an archive: a module with its own .symtab, a stripped one with its
+ * debug file, and one with neither (.dynsym only). The table read back
+ * is the one built; a change to the image or to its debug file, or the
+ * debug file gone, is a table built again, never the old one. Small
+ * tables are built, not cached.
+ */
+
+static void
+TestCacheSources(void)
+{
+    char dir[64], cache[96], self[96], dbg[96], dbgFile[128];
+    char exe[PATH_MAX], cmd[2 * PATH_MAX + 512];
+    struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    TpSymtab *truth, *t, *dynOnly;
+    unsigned long hits, writes;
+    unsigned seed = 99;
+    ssize_t n;
+    size_t k, nDyn = 0;
+    int hasStatic = 0;
+
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    CHECK(n > 0, "no /proc/self/exe");
+    if (n <= 0) {
+	return;
+    }
+    exe[n] = '\0';
+    snprintf(dir, sizeof(dir), "/tmp/symtest-src-%d", (int) getpid());
+    snprintf(cache, sizeof(cache), "%s/cache", dir);
+    snprintf(self, sizeof(self), "%s/self", dir);
+    snprintf(dbg, sizeof(dbg), "%s/dbg", dir);
+    snprintf(dbgFile, sizeof(dbgFile), "%s/.debug/dbg.debug", dir);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/.debug && objcopy --only-keep-debug"
+	    " %s %s && objcopy --strip-all --add-gnu-debuglink=%s %s %s",
+	    dir, exe, dbgFile, dbgFile, exe, dbg);
+    CHECK(system(cmd) == 0, "cannot make the fixtures: %s", cmd);
+    Damage(exe, self, SIZE_MAX, 0, &seed);
+    setenv("TCLPROF_CACHE", cache, 1);
+    symCacheMinEntries = 0;
+
+    /* Its own .symtab: written, read back, and built again once touched. */
+    writes = cacheStats.writes;
+    hits = cacheStats.hits;
+    truth = LoadSymtab(self, "self");
+    CHECK(truth != NULL && cacheStats.writes == writes + 1
+	    && cacheStats.hits == hits, "self: first load not written");
+    for (k = 0; truth != NULL && k < truth->nSyms; k++) {
+	hasStatic |= strcmp(truth->names + truth->syms[k].name,
+		"SymtestStatic") == 0;
+    }
+    CHECK(hasStatic, "self: the static function is not in the table");
+    t = LoadSymtab(self, "self");
+    CHECK(cacheStats.hits == hits + 1 && SameTable(truth, t),
+	    "self: not read back from the cache");
+    SymtabFree(t);
+    utimensat(AT_FDCWD, self, times, 0);
+    t = LoadSymtab(self, "self");
+    CHECK(cacheStats.hits == hits + 1 && cacheStats.writes == writes + 2
+	    && SameTable(truth, t), "self: a touched image's table was used");
+    SymtabFree(t);
+
+    /*
+     * Stripped, with a debug file: the same table as the unstripped
+     * image's; a touched debug file or none is a table built again.
+     */
+
+    writes = cacheStats.writes;
+    hits = cacheStats.hits;
+    t = LoadSymtab(dbg, "dbg");
+    CHECK(cacheStats.writes == writes + 1 && SameTable(truth, t),
+	    "debug: not the unstripped image's table (%zu against %zu)",
+	    t ? t->nSyms : 0, truth ? truth->nSyms : 0);
+    SymtabFree(t);
+    t = LoadSymtab(dbg, "dbg");
+    CHECK(cacheStats.hits == hits + 1 && SameTable(truth, t),
+	    "debug: not read back from the cache");
+    SymtabFree(t);
+    utimensat(AT_FDCWD, dbgFile, times, 0);
+    t = LoadSymtab(dbg, "dbg");
+    CHECK(cacheStats.hits == hits + 1 && cacheStats.writes == writes + 2
+	    && SameTable(truth, t), "debug: a touched debug file's table used");
+    SymtabFree(t);
+    unlink(dbgFile);
+    dynOnly = LoadSymtab(dbg, "dbg");
+    CHECK(cacheStats.hits == hits + 1 && cacheStats.writes == writes + 3
+	    && dynOnly != NULL && truth != NULL
+	    && dynOnly->nSyms < truth->nSyms,
+	    "no debug file: the debug file's table was used");
+    t = LoadSymtab(dbg, "dbg");
+    CHECK(cacheStats.hits == hits + 2 && SameTable(dynOnly, t),
+	    "no debug file: not read back from the cache");
+    SymtabFree(t);
+    nDyn = dynOnly ? dynOnly->nSyms : 0;
+    SymtabFree(dynOnly);
+
+    /* A table under the threshold is built every time, never cached. */
+    symCacheMinEntries = 1024;
+    writes = cacheStats.writes;
+    hits = cacheStats.hits;
+    t = LoadSymtab(self, "self");
+    CHECK(cacheStats.writes == writes && cacheStats.hits == hits
+	    && SameTable(truth, t), "a small table was cached");
+    SymtabFree(t);
+    printf("symbol cache sources: tables from the image's own .symtab and"
+	    " from its debug file (%zu names), and from .dynsym only (%zu),"
+	    " cached\n", truth ? truth->nSyms : 0, nDyn);
+    SymtabFree(truth);
+    setenv("TCLPROF_CACHE", "", 1);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cannot remove %s", dir);
+}
+
 int
 main(void)
 {
@@ -708,6 +821,7 @@ main(void)
     TestRescan();
     TestDamage();
     TestCache();
+    TestCacheSources();
     TpSymbolSetArchive(NULL, NULL);
     TpModulesFree(&mt);
     printf("%s: %d failure%s\n", failures ? "FAILED" : "PASSED", failures,

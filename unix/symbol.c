@@ -795,7 +795,7 @@ BuildId(
  *	build-id is taken, so an image without one gets none.
  *
  * Results:
- *	1 with *m and *de set, or 0.
+ *	1 with *m, *de and found (PATH_MAX bytes: the file's path) set, or 0.
  *
  * Side effects:
  *	Maps the debug file; the caller unmaps it.
@@ -808,7 +808,8 @@ OpenDebugFile(
     const Elf *e,
     const char *path,
     Mapping *m,
-    Elf *de)
+    Elf *de,
+    char *found)
 {
     char cand[4][PATH_MAX], hex[130];
     const unsigned char *id, *id2, *link = NULL;
@@ -850,6 +851,7 @@ OpenDebugFile(
 	if (ElfInit(de, m->data, m->size) == 0
 		&& (id2 = BuildId(de, &len2)) != NULL && len2 == idLen
 		&& memcmp(id, id2, idLen) == 0) {
+	    memcpy(found, cand[i], PATH_MAX);
 	    return 1;
 	}
 	Unmap(m);
@@ -1390,27 +1392,51 @@ AddArchiveSyms(
 /*
  *----------------------------------------------------------------------
  *
- * The cache of tables recovered from an archive (cache.c). Matching
- * libtcl's archive against the library takes 6-9 ms at the first report
- * of every run; the table it gives is kept and read back (0.2 ms) as
- * long as the library and the archive are the files it was made from
- * (paths, build-id, sizes, modification times, inodes: the key) and the
- * matching is this version's (TP_SYMCACHE_VERSION: bump it whenever
- * what the matching finds can change). A file that fails a check is not
- * used, and is written again.
+ * The cache of symbol tables (cache.c). Building a table is done at the
+ * first report of every run: matching libtcl's archive against the
+ * library takes 6-9 ms, and reading and sorting libc's functions from
+ * its debug file (libc6-dbg) 2 ms, most of an export's time. A table is
+ * kept and read back (0.1-0.2 ms) as long as the files it was made from
+ * are the same (the key: the image's path, build-id, size, modification
+ * time and inode, and those of the file that gave its .symtab when the
+ * image has none: its debug file or the archive) and the building is
+ * this version's (TP_SYMCACHE_VERSION: bump it whenever what the
+ * building finds can change). A file that fails a check is not used,
+ * and is written again. Small tables are not cached: building them costs
+ * less than reading a file.
  *
  *----------------------------------------------------------------------
  */
 
-#define TP_SYMCACHE_VERSION	1
+#define TP_SYMCACHE_VERSION	2
 #define TP_SYMCACHE_MAXSYMS	(1u << 22)
+
+/*
+ * Symbol entries (of every type) below which a table is built, not
+ * cached: building a small one costs less than reading a file. libc's
+ * debug file has 10 000 entries and its .dynsym 3 000, libtcl's .dynsym
+ * 1 100, this library 800. A variable only so that symtest can cache
+ * small tables.
+ */
+
+static size_t symCacheMinEntries = 1024;
+
+enum {				/* Where a table's .symtab came from. */
+    SRC_SELF,			/* The image's own. */
+    SRC_DEBUG,			/* Its separate debug file. */
+    SRC_ARCHIVE,		/* The archive registered for it. */
+    SRC_NONE			/* None: .dynsym and the PLT only. */
+};
 
 typedef struct CacheKeyData {	/* All fields 8-byte aligned: no padding. */
     char what[8];		/* "symtab". */
     uint32_t version;
     uint32_t symSize;		/* sizeof(TpSym). */
+    uint32_t source;		/* SRC_*. */
+    uint32_t reserved;		/* 0. */
     uint64_t soSize, soMtimeNs, soIno;
-    uint64_t arSize, arMtimeNs, arIno;
+    uint64_t srcSize, srcMtimeNs, srcIno;	/* The debug file or the
+				 * archive; 0 for SRC_SELF and SRC_NONE. */
     uint64_t paths;		/* TpHash64 of the paths and the build-id. */
 } CacheKeyData;
 
@@ -1441,9 +1467,10 @@ MtimeNs(
 }
 
 /*
- * The cache file and its key for the table of library soPath (image so)
- * recovered from archive arPath: 1, or 0 if it has no cache (no
- * directory, no build-id, a file that cannot be stat'ed).
+ * The cache file and its key for the table of image soPath (so) whose
+ * .symtab came from source, the file srcPath (NULL for SRC_SELF and
+ * SRC_NONE): 1, or 0 if it has no cache (no directory, no build-id, a
+ * file that cannot be stat'ed).
  */
 
 static int
@@ -1451,7 +1478,8 @@ CacheKeyMake(
     const Elf *so,
     const char *soPath,
     const char *shortName,
-    const char *arPath,
+    int source,
+    const char *srcPath,
     CacheKey *k)
 {
     char name[NAME_MAX];
@@ -1461,8 +1489,10 @@ CacheKeyMake(
     uint64_t h;
 
     memset(k, 0, sizeof(*k));
+    memset(&as, 0, sizeof(as));
     if ((id = BuildId(so, &idLen)) == NULL || idLen == 0 || idLen > 64
-	    || stat(soPath, &ss) != 0 || stat(arPath, &as) != 0) {
+	    || stat(soPath, &ss) != 0
+	    || (srcPath != NULL && stat(srcPath, &as) != 0)) {
 	return 0;
     }
     h = TpHash64(TpHash64(TP_HASH_INIT, soPath, strlen(soPath) + 1), id,
@@ -1475,13 +1505,17 @@ CacheKeyMake(
     memcpy(k->k.what, "symtab", 7);
     k->k.version = TP_SYMCACHE_VERSION;
     k->k.symSize = (uint32_t) sizeof(TpSym);
+    k->k.source = (uint32_t) source;
     k->k.soSize = (uint64_t) ss.st_size;
     k->k.soMtimeNs = MtimeNs(&ss);
     k->k.soIno = (uint64_t) ss.st_ino;
-    k->k.arSize = (uint64_t) as.st_size;
-    k->k.arMtimeNs = MtimeNs(&as);
-    k->k.arIno = (uint64_t) as.st_ino;
-    k->k.paths = TpHash64(h, arPath, strlen(arPath) + 1);
+    if (srcPath != NULL) {
+	k->k.srcSize = (uint64_t) as.st_size;
+	k->k.srcMtimeNs = MtimeNs(&as);
+	k->k.srcIno = (uint64_t) as.st_ino;
+	h = TpHash64(h, srcPath, strlen(srcPath) + 1);
+    }
+    k->k.paths = h;
     return 1;
 }
 
@@ -1587,9 +1621,33 @@ CacheWrite(
 }
 
 /*
+ * The number of symbol entries in an image's sections of one type (of
+ * every kind: a bound on the work of reading them, not a count of
+ * functions).
+ */
+
+static size_t
+SymbolEntries(
+    const Elf *e,
+    uint32_t type)
+{
+    Elf64_Shdr sh;
+    size_t i, n = 0;
+
+    for (i = 1; GetShdr(e, i, &sh); i++) {
+	if (sh.sh_type == type && sh.sh_entsize == sizeof(Elf64_Sym)) {
+	    n += sh.sh_size / sizeof(Elf64_Sym);
+	}
+    }
+    return n;
+}
+
+/*
  * Reads the function symbols of a module's file: .dynsym and .symtab;
  * without .symtab, those of its debug file or else of the archive
  * registered for its basename. The table, or NULL if no name was found.
+ * Where the .symtab comes from is decided first, so that the cache's key
+ * names every file the table is made from.
  */
 
 static TpSymtab *
@@ -1600,24 +1658,25 @@ LoadSymtab(
     Builder b;
     Mapping m, dm;
     Elf e, de;
-    char *archive = NULL;
+    char *archive = NULL, debugPath[PATH_MAX];
     TpSymtab *t, *cached = NULL;
-    size_t transient;
+    size_t transient, entries;
     CacheKey key;
-    int haveKey = 0;
+    int haveKey = 0, haveDebug = 0, source = SRC_NONE;
 
     memset(&b, 0, sizeof(b));
     if (MapFile(path, &m) != 0) {
 	return NULL;
     }
     if (ElfInit(&e, m.data, m.size) == 0) {
-	AddElfSyms(&b, &e, SHT_DYNSYM);
-	AddPltSyms(&b, &e);
-	if (AddElfSyms(&b, &e, SHT_SYMTAB) > 0) {
-	    /* Not stripped. */
-	} else if (OpenDebugFile(&e, path, &dm, &de)) {
-	    AddElfSyms(&b, &de, SHT_SYMTAB);
-	    Unmap(&dm);
+	entries = SymbolEntries(&e, SHT_DYNSYM);
+	if (SymbolEntries(&e, SHT_SYMTAB) > 0) {
+	    source = SRC_SELF;
+	    entries += SymbolEntries(&e, SHT_SYMTAB);
+	} else if (OpenDebugFile(&e, path, &dm, &de, debugPath)) {
+	    source = SRC_DEBUG;
+	    haveDebug = 1;
+	    entries += SymbolEntries(&de, SHT_SYMTAB);
 	} else {
 	    pthread_mutex_lock(&archiveReg.lock);
 	    if (archiveReg.soName != NULL
@@ -1626,18 +1685,42 @@ LoadSymtab(
 	    }
 	    pthread_mutex_unlock(&archiveReg.lock);
 	    if (archive != NULL) {
-		haveKey = CacheKeyMake(&e, path, shortName, archive, &key);
-		cached = haveKey ? CacheRead(&key) : NULL;
-		if (cached == NULL) {
-		    AddArchiveSyms(&b, &e, path, archive);
+		source = SRC_ARCHIVE;
+		entries = symCacheMinEntries;
+	    }
+	}
+	if (entries >= symCacheMinEntries) {
+	    haveKey = CacheKeyMake(&e, path, shortName, source,
+		    source == SRC_DEBUG ? debugPath : archive, &key);
+	    cached = haveKey ? CacheRead(&key) : NULL;
+	}
+	if (cached == NULL) {
+	    AddElfSyms(&b, &e, SHT_DYNSYM);
+	    AddPltSyms(&b, &e);
+	    if (source == SRC_SELF && AddElfSyms(&b, &e, SHT_SYMTAB) == 0) {
+		/*
+		 * A .symtab without functions: the debug file's are used as
+		 * for a stripped image, but not kept (the key does not
+		 * name that file).
+		 */
+
+		haveKey = 0;
+		if (OpenDebugFile(&e, path, &dm, &de, debugPath)) {
+		    haveDebug = 1;
 		}
 	    }
+	    if (haveDebug) {
+		AddElfSyms(&b, &de, SHT_SYMTAB);
+	    } else if (archive != NULL) {
+		AddArchiveSyms(&b, &e, path, archive);
+	    }
+	}
+	if (haveDebug) {
+	    Unmap(&dm);
 	}
     }
     Unmap(&m);
     if (cached != NULL) {
-	TmpFree(b.t.syms, b.capSyms * sizeof(TpSym));
-	TmpFree(b.t.names, b.capNames);
 	free(archive);
 	return cached;
     }

@@ -18,7 +18,8 @@
 #	are noisy; read ratios, not times.
 #
 #	Usage: tclsh bench.tcl ?-rounds n? ?-modes {frames trace}?
-#		(a mode may say how running time is sampled: frames:sampler)
+#		(a mode may say how running time is sampled: frames:sampler;
+#		flight is frames mode at 100 Hz with --keep 60)
 #		?-programs {recursion ...}? ?-interval us? ?-scale factor?
 #
 # Copyright (c) 2026 The tclprof authors. See the file LICENSE.
@@ -57,11 +58,21 @@ proc run {prog mode} {
 	set cmd [list $tclsh $wrap $script $scale]
     } else {
 	# A mode may name how running time is sampled: frames:sampler.
+	# flight: the flight recorder as left on in production (frames
+	# mode at 100 Hz keeping the last minute), its window written at
+	# exit.
+	set outFile [file join $tmp $prog.[string map {: -} $mode].pb.gz]
 	lassign [split $mode :] mode oncpu
 	set extra [expr {$oncpu eq "" ? {} : [list --oncpu $oncpu]}]
+	set interval $opt(-interval)
+	if {$mode eq "flight"} {
+	    set mode frames
+	    set interval 10000
+	    lappend extra --keep 60
+	}
 	set cmd [list $tclsh [file join $top bin tclprof] record -mode $mode \
-		{*}$extra -interval $opt(-interval) -f pprof \
-		-o [file join $tmp $prog.$mode.pb.gz] -- $wrap $script $scale]
+		{*}$extra -interval $interval -f pprof -o $outFile \
+		-- $wrap $script $scale]
     }
     set rss [file join $tmp rss]
     set cpuFile [file join $tmp cpu]

@@ -677,6 +677,36 @@ TestCache(void)
 }
 
 /*
+ * The table of image path, just written to the cache, is read back from
+ * it (the very table truth); once touch (the image or the file its
+ * functions came from) is touched, it is built and written again.
+ */
+
+static void
+ReadThenTouch(
+    const char *path,
+    const char *touch,
+    const TpSymtab *truth,
+    const char *what)
+{
+    struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    unsigned long hits = cacheStats.hits, writes = cacheStats.writes;
+    const char *base = strrchr(path, '/') + 1;
+    TpSymtab *t;
+
+    t = LoadSymtab(path, base);
+    CHECK(cacheStats.hits == hits + 1 && SameTable(truth, t),
+	    "%s: not read back from the cache", what);
+    SymtabFree(t);
+    utimensat(AT_FDCWD, touch, times, 0);
+    t = LoadSymtab(path, base);
+    CHECK(cacheStats.hits == hits + 1 && cacheStats.writes == writes + 1
+	    && SameTable(truth, t), "%s: the table of a touched file was used",
+	    what);
+    SymtabFree(t);
+}
+
+/*
  * 7. The cache holds every module's table, not only those recovered from
  * an archive: a module with its own .symtab, a stripped one with its
  * debug file, and one with neither (.dynsym only). The table read back
@@ -690,7 +720,6 @@ TestCacheSources(void)
 {
     char dir[64], cache[96], self[96], dbg[96], dbgFile[128];
     char exe[PATH_MAX], cmd[2 * PATH_MAX + 512];
-    struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
     TpSymtab *truth, *t, *dynOnly;
     unsigned long hits, writes;
     unsigned seed = 99;
@@ -728,15 +757,7 @@ TestCacheSources(void)
 		"SymtestStatic") == 0;
     }
     CHECK(hasStatic, "self: the static function is not in the table");
-    t = LoadSymtab(self, "self");
-    CHECK(cacheStats.hits == hits + 1 && SameTable(truth, t),
-	    "self: not read back from the cache");
-    SymtabFree(t);
-    utimensat(AT_FDCWD, self, times, 0);
-    t = LoadSymtab(self, "self");
-    CHECK(cacheStats.hits == hits + 1 && cacheStats.writes == writes + 2
-	    && SameTable(truth, t), "self: a touched image's table was used");
-    SymtabFree(t);
+    ReadThenTouch(self, self, truth, "self");
 
     /*
      * Stripped, with a debug file: the same table as the unstripped
@@ -750,15 +771,7 @@ TestCacheSources(void)
 	    "debug: not the unstripped image's table (%zu against %zu)",
 	    t ? t->nSyms : 0, truth ? truth->nSyms : 0);
     SymtabFree(t);
-    t = LoadSymtab(dbg, "dbg");
-    CHECK(cacheStats.hits == hits + 1 && SameTable(truth, t),
-	    "debug: not read back from the cache");
-    SymtabFree(t);
-    utimensat(AT_FDCWD, dbgFile, times, 0);
-    t = LoadSymtab(dbg, "dbg");
-    CHECK(cacheStats.hits == hits + 1 && cacheStats.writes == writes + 2
-	    && SameTable(truth, t), "debug: a touched debug file's table used");
-    SymtabFree(t);
+    ReadThenTouch(dbg, dbgFile, truth, "debug");
     unlink(dbgFile);
     dynOnly = LoadSymtab(dbg, "dbg");
     CHECK(cacheStats.hits == hits + 1 && cacheStats.writes == writes + 3

@@ -1621,10 +1621,31 @@ CacheWrite(
 }
 
 /*
- * The number of symbol entries in an image's sections of one type (of
- * every kind: a bound on the work of reading them, not a count of
- * functions).
+ * Whether an image's sections of one type hold a function (as AddElfSyms
+ * would add it): an image whose .symtab holds none is read as a stripped
+ * one. And the number of symbol entries in them (of every kind: a bound
+ * on the work of reading them, not a count of functions).
  */
+
+static int
+HasFunctions(
+    const Elf *e,
+    uint32_t type)
+{
+    Elf64_Shdr sh;
+    Elf64_Sym sym;
+    const char *name;
+    size_t i, j;
+
+    for (i = 1; GetShdr(e, i, &sh); i++) {
+	for (j = 0; sh.sh_type == type && NextSym(e, &sh, &j, &sym, &name); ) {
+	    if (IsFunc(&sym)) {
+		return 1;
+	    }
+	}
+    }
+    return 0;
+}
 
 static size_t
 SymbolEntries(
@@ -1662,7 +1683,7 @@ LoadSymtab(
     TpSymtab *t, *cached = NULL;
     size_t transient, entries;
     CacheKey key;
-    int haveKey = 0, haveDebug = 0, source = SRC_NONE;
+    int haveKey = 0, source = SRC_NONE;
 
     memset(&b, 0, sizeof(b));
     if (MapFile(path, &m) != 0) {
@@ -1670,12 +1691,11 @@ LoadSymtab(
     }
     if (ElfInit(&e, m.data, m.size) == 0) {
 	entries = SymbolEntries(&e, SHT_DYNSYM);
-	if (SymbolEntries(&e, SHT_SYMTAB) > 0) {
+	if (HasFunctions(&e, SHT_SYMTAB)) {
 	    source = SRC_SELF;
 	    entries += SymbolEntries(&e, SHT_SYMTAB);
 	} else if (OpenDebugFile(&e, path, &dm, &de, debugPath)) {
 	    source = SRC_DEBUG;
-	    haveDebug = 1;
 	    entries += SymbolEntries(&de, SHT_SYMTAB);
 	} else {
 	    pthread_mutex_lock(&archiveReg.lock);
@@ -1697,25 +1717,15 @@ LoadSymtab(
 	if (cached == NULL) {
 	    AddElfSyms(&b, &e, SHT_DYNSYM);
 	    AddPltSyms(&b, &e);
-	    if (source == SRC_SELF && AddElfSyms(&b, &e, SHT_SYMTAB) == 0) {
-		/*
-		 * A .symtab without functions: the debug file's are used as
-		 * for a stripped image, but not kept (the key does not
-		 * name that file).
-		 */
-
-		haveKey = 0;
-		if (OpenDebugFile(&e, path, &dm, &de, debugPath)) {
-		    haveDebug = 1;
-		}
-	    }
-	    if (haveDebug) {
+	    if (source == SRC_SELF) {
+		AddElfSyms(&b, &e, SHT_SYMTAB);
+	    } else if (source == SRC_DEBUG) {
 		AddElfSyms(&b, &de, SHT_SYMTAB);
-	    } else if (archive != NULL) {
+	    } else if (source == SRC_ARCHIVE) {
 		AddArchiveSyms(&b, &e, path, archive);
 	    }
 	}
-	if (haveDebug) {
+	if (source == SRC_DEBUG) {
 	    Unmap(&dm);
 	}
     }
